@@ -1,0 +1,61 @@
+"""The words the page says about a run, built from the run's own numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from fitlab.run import Run
+
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+_SHAPE = re.compile(r"\[torch\.\w+ (\[[\d, ]*\])\]")
+
+FIX_CODE = """\
+labels = net(X).detach().reshape((-1, 1))   # cut the labels off the teacher's graph
+# or never build that graph at all:
+with torch.no_grad():
+    labels = net(X).reshape((-1, 1))"""
+
+
+def error_explanation(run: Run) -> str:
+    """Markdown: what really went wrong in a failed run, quoting torch's
+    message for the shape and the two version numbers."""
+    message = run.error.message
+    versions = _VERSIONS.search(message)
+    shape = _SHAPE.search(message)
+    tensor = f"the `{shape.group(1)}` tensor torch names" if shape else "the tensor torch names"
+    if versions:
+        now, saved = versions.groups()
+        moved = f"It was saved at version {saved} and is now at version {now}."
+    else:
+        moved = "Its version counter moved on after it was saved."
+    return f"""\
+**What actually went wrong**
+
+1. The labels were computed by the teacher and **not detached**, so every label
+   still carries the teacher's autograd graph. To differentiate later, that
+   graph *saved* the weights it multiplied by: {tensor} is the last layer's
+   weight, saved transposed (`weight.t()`, a strided view, hence "AsStrided").
+2. The script then re-initialised **the same net in place** to make the
+   student. Every in-place write bumps a tensor's version counter. {moved}
+3. The loss compares the student's output with the labels, so `loss.backward()`
+   walks on into the labels' graph, finds a saved tensor whose version moved,
+   and refuses to compute a gradient from stale values.
+
+**Not the culprit: `reshape`.** The blog blames it, but `reshape` writes
+nothing; drop it and the error stays. The culprit is the attached labels plus
+the in-place re-initialisation.
+
+**The fix** (tick *Detach the labels* in the sidebar to run it):
+"""
+
+
+def blog_figure_note(run: Run) -> str:
+    """One sentence on the blog's test figure versus the true test MSE."""
+    config = run.config
+    n_batches = math.ceil(config.n_test / config.batch_size)
+    true_mse = run.history.test_loss.iloc[-1]
+    return (f"The test loss here is the true mean squared error over the {config.n_test} "
+            f"test rows ({true_mse:.4g}); the blog's script would print "
+            f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
+            f"instead of averaging them.")

@@ -1,0 +1,41 @@
+"""What a training run returns: plain values, picklable, no live tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fitlab.config import Config
+
+
+@dataclass(frozen=True)
+class TrainingError:
+    """An exception raised by the real backward() of a run, as torch said it."""
+
+    type: str      # the exception's class name, e.g. "RuntimeError"
+    message: str   # torch's own message, unedited
+    epoch: int     # 1-based epoch in which it was raised
+    batch: int     # 1-based batch within that epoch
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """The outcome of train(config).
+
+    history         DataFrame: epoch, train_loss, test_loss; epoch 0 is before
+                    training, epoch e after e passes. Stops early on an error.
+    teacher_params  tidy DataFrame (parameter, row, col, value) of the teacher
+                    the labels came from; a bias has col 0.
+    student_params  the same for the student at the end of training.
+    error           None, or the exception that stopped training.
+    blog_test_loss  the test figure the blog's script would print for the
+                    final student: the sum of per-batch mean losses.
+    """
+
+    config: Config
+    history: pd.DataFrame
+    teacher_params: pd.DataFrame
+    student_params: pd.DataFrame
+    error: TrainingError | None
+    blog_test_loss: float | None

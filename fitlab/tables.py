@@ -1,0 +1,43 @@
+"""Tables and CSV files built from a run, ready to show or download."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fitlab.run import Run
+
+PARAM_COLUMNS = ["parameter", "row", "col", "value"]
+
+
+def parameter_table(named_layers) -> pd.DataFrame:
+    """Tidy table of every weight and bias: parameter, row, col, value.
+
+    `named_layers` is a list of (name, nn.Linear); a weight's row is its output
+    unit and col its input, a bias has col 0. Each layer is listed once, so the
+    shared layer appears once however often it is used.
+    """
+    frames = []
+    for name, layer in named_layers:
+        for kind, tensor in (("weight", layer.weight), ("bias", layer.bias)):
+            values = tensor.detach().reshape(tensor.shape[0], -1).numpy()
+            rows, cols = values.shape
+            frames.append(pd.DataFrame({
+                "parameter": f"{name}.{kind}",
+                "row": [r for r in range(rows) for _ in range(cols)],
+                "col": [c for _ in range(rows) for c in range(cols)],
+                "value": values.reshape(-1).astype(float),
+            }))
+    return pd.concat(frames, ignore_index=True)[PARAM_COLUMNS]
+
+
+def history_csv(run: Run) -> str:
+    """The loss history as CSV text: epoch, train_loss, test_loss, then one
+    column per Config field so the file says which run it came from.
+
+    NaN and inf (a diverged run) are written as `nan` and `inf`, which
+    pandas.read_csv reads back as the same values.
+    """
+    table = run.history.copy()
+    for name, value in run.config.as_dict().items():
+        table[name] = value
+    return table.to_csv(index=False, na_rep="nan")

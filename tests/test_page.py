@@ -1,0 +1,98 @@
+"""The page, driven through Streamlit's AppTest."""
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import fitlab
+from fitlab import Config, train
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+
+
+@pytest.fixture
+def app():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+@pytest.fixture
+def train_calls(monkeypatch):
+    calls = []
+    real = fitlab.train
+
+    def counting(config, **kwargs):
+        calls.append(config)
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(fitlab, "train", counting)
+    return calls
+
+
+def charts(at):
+    return at.get("vega_lite_chart")
+
+
+def test_default_page_renders_chart_and_both_tables(app):
+    assert not app.exception and not app.error
+    assert len(charts(app)) == 1
+    assert len(app.dataframe) == 2
+    run = train(Config())
+    teacher = app.dataframe[0].value
+    assert teacher.equals(run.teacher_params)
+    assert [m.value for m in app.metric] == [f"{run.history.train_loss.iloc[-1]:.4g}",
+                                             f"{run.history.test_loss.iloc[-1]:.4g}"]
+    assert app.get("download_button")
+
+
+def test_sidebar_bounds_equal_configs(app):
+    assert (app.slider(key="width").min, app.slider(key="width").max) == fitlab.BOUNDS["width"]
+    assert (app.slider(key="epochs").min, app.slider(key="epochs").max) == fitlab.BOUNDS["epochs"]
+    assert app.number_input(key="batch_size").max == Config().n_train
+
+
+def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
+    app.checkbox(key="detach").uncheck().run()
+    assert not app.exception
+    expected = train(Config(detach=False)).error.message
+    assert len(app.error) == 1 and expected in app.error[0].value
+    assert "[torch.FloatTensor [5, 1]]" in app.error[0].value
+    assert not charts(app)
+    assert any("reshape" in m.value for m in app.markdown)
+    app.checkbox(key="detach").check().run()
+    assert not app.error and len(charts(app)) == 1
+
+
+def test_error_follows_the_width(app):
+    app.slider(key="width").set_value(7)
+    app.checkbox(key="detach").uncheck().run()
+    assert "[torch.FloatTensor [7, 1]]" in app.error[0].value
+
+
+def test_a_config_seen_before_does_not_train_again(app, train_calls):
+    app.run()
+    assert train_calls == []
+    app.slider(key="width").set_value(6).run()
+    assert train_calls == [Config(width=6)]
+    app.slider(key="width").set_value(5).run()
+    app.slider(key="width").set_value(6).run()
+    assert train_calls == [Config(width=6)]
+
+
+def test_batch_size_follows_a_smaller_n_train(app):
+    app.slider(key="n_train").set_value(3).run()
+    assert not app.exception and not app.error
+    assert app.number_input(key="batch_size").value == 3
+    assert len(charts(app)) == 1
+
+
+def test_log_scale_toggle(app):
+    app.toggle(key="log_scale").set_value(True).run()
+    spec = json.loads(charts(app)[0].proto.spec)
+    assert spec["encoding"]["y"]["scale"]["type"] == "log"
