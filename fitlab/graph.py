@@ -9,6 +9,7 @@ blog's script would silently train with wrong gradients.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -169,3 +170,18 @@ def graph_dot(graph: LabelGraph) -> str:
                      f'color="{STALE_COLOUR if s.stale else "#aaaaaa"}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+_NAMED = re.compile(r"\[torch\.\w+ \[([\d, ]*)\]\].*is at version (\d+); expected version (\d+)")
+
+
+def named_in_error(graph: LabelGraph, message: str) -> SavedTensor | None:
+    """The stale saved tensor torch's message describes: same shape, same
+    current and expected versions (the first such in the walk), or None."""
+    found = _NAMED.search(message)
+    if found is None:
+        return None
+    shape = tuple(int(d) for d in found.group(1).split(",") if d.strip())
+    now, expected = int(found.group(2)), int(found.group(3))
+    return next((s for s in graph.stale
+                 if (s.shape, s.version, s.saved_version) == (shape, now, expected)), None)
