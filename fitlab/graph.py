@@ -138,38 +138,51 @@ def _shape(shape: tuple[int, ...]) -> str:
 
 
 def graph_dot(graph: LabelGraph) -> str:
-    """DOT text of the graph, one statement per line: grad_fn nodes as boxes,
-    parameter leaves as green ellipses named by parameter (a shared weight is
-    one leaf with an edge per use), saved tensors as notes hung on their node
-    by a dashed edge, showing shape, current and saved version; stale ones red.
-    Activations (saved tensors that are no parameter) are drawn small and grey.
+    """DOT text of the graph, one statement per line.
+
+    grad_fn nodes are boxes; the activations a node saved (tensors that are
+    no parameter) are listed in its box in grey. Parameter leaves are green
+    ellipses named by parameter: a shared weight is one leaf with an edge per
+    use. A saved parameter tensor is a note beside its node, on a dashed
+    edge. Every saved tensor shows shape, current version and the version it
+    was saved at; stale notes are red. The chain of nodes that carries the
+    activations is kept straight so a deep net stays readable.
     """
+    leaf_ids = {node for node, _, _ in graph.leaves}
+    spine = {a for a, b in graph.edges if b not in leaf_ids}
     lines = ["digraph labels {",
-             "  rankdir=TB; nodesep=0.15; ranksep=0.3;",
-             '  node [fontname="Helvetica", fontsize=10, margin="0.06,0.03", height=0.3];',
+             "  rankdir=TB; nodesep=0.2; ranksep=0.25;",
+             '  node [fontname="Helvetica", fontsize=10, margin="0.08,0.03", height=0.3];',
              '  edge [arrowsize=0.6];']
+    activations: dict[str, list[str]] = {}
+    for t in graph.saved:
+        if t.parameter is None:
+            activations.setdefault(t.node, []).append(f"{t.name} {_versions(t)}")
     for node, kind in graph.nodes:
-        lines.append(f'  {_quote(node)} [label={_quote(kind)}, shape=box, style="rounded"];')
+        label = "\n".join([kind, *activations.get(node, [])])
+        group = ', group="spine"' if node in spine else ""
+        lines.append(f'  {_quote(node)} [label={_quote(label)}, shape=box, style="rounded"{group}];')
     for node, name, shape in graph.leaves:
         lines.append(f'  {_quote(node)} [label={_quote(_leaf_label(name, shape))}, shape=ellipse, '
                      f'style=filled, fillcolor="#d9f2d9"];')
     for node_from, node_to in graph.edges:
-        lines.append(f"  {_quote(node_from)} -> {_quote(node_to)};")
-    for s in graph.saved:
-        sid = f"{s.node}:{s.name}"
-        what = f"{s.name} = {s.parameter}" if s.parameter else s.name
-        label = f"{what}\n{_shape(s.shape)}  now v{s.version}, saved v{s.saved_version}"
-        if s.stale:
-            style = f'color="{STALE_COLOUR}", fontcolor="{STALE_COLOUR}", penwidth=2'
-        elif s.parameter:
-            style = 'color="#555555"'
-        else:
-            style = 'color="#aaaaaa", fontcolor="#888888", fontsize=8'
-        lines.append(f"  {_quote(sid)} [label={_quote(label)}, shape=note, {style}];")
-        lines.append(f'  {_quote(s.node)} -> {_quote(sid)} [style=dashed, arrowhead=none, '
-                     f'color="{STALE_COLOUR if s.stale else "#aaaaaa"}"];')
+        weight = " [weight=8]" if node_from in spine and node_to in spine else ""
+        lines.append(f"  {_quote(node_from)} -> {_quote(node_to)}{weight};")
+    for t in graph.saved:
+        if t.parameter is None:
+            continue
+        sid = f"{t.node}:{t.name}"
+        colour = STALE_COLOUR if t.stale else "#555555"
+        lines.append(f"  {_quote(sid)} [label={_quote(f'{t.name} = {t.parameter}' + chr(10) + _versions(t))}, "
+                     f'shape=note, color="{colour}", fontcolor="{colour}", penwidth={2 if t.stale else 1}];')
+        lines.append(f'  {_quote(t.node)} -> {_quote(sid)} [style=dashed, arrowhead=none, color="{colour}"];')
+        lines.append(f"  {{rank=same; {_quote(t.node)}; {_quote(sid)};}}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _versions(t: SavedTensor) -> str:
+    return f"{_shape(t.shape)}  now v{t.version}, saved v{t.saved_version}"
 
 
 _NAMED = re.compile(r"\[torch\.\w+ \[([\d, ]*)\]\].*is at version (\d+); expected version (\d+)")

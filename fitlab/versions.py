@@ -7,10 +7,12 @@ version it was saved at; backward() refuses it if the counter moved on.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import torch
 
-from fitlab.graph import LabelGraph
+from fitlab.graph import LabelGraph, SavedTensor
 
 MOMENTS = ("at the teacher's forward", "after the student's re-init", "at the failing backward")
 
@@ -39,9 +41,15 @@ def version_ledger(named: list[tuple[str, torch.Tensor]], moments: list[dict[str
     for name, tensor in named:
         saved = [s for s in graph.saved if s.parameter == name]
         row = {"parameter": name, "shape": str(list(tensor.shape)),
-               "saved by the labels' graph": ", ".join(
-                   f"{s.name} {list(s.shape)} (v{s.saved_version})" for s in saved) or "not saved"}
+               "saved by the labels' graph": _saved_as(saved)}
         row.update({moment: versions[name] for moment, versions in zip(MOMENTS, moments)})
         row["stale"] = any(s.stale for s in saved)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _saved_as(saved: list[SavedTensor]) -> str:
+    """E.g. "mat2 [5, 5] at v1, ×2 (one per use)", or "not saved"."""
+    counts = Counter((s.name, s.shape, s.saved_version) for s in saved)
+    return "; ".join(f"{name} {list(shape)} at v{version}" + (f", ×{n} (one per use)" if n > 1 else "")
+                     for (name, shape, version), n in counts.items()) or "not saved"

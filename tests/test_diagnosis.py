@@ -57,7 +57,9 @@ def test_ledger_versions_and_stale_rows(repeats):
     saved = ledger.set_index("parameter")["saved by the labels' graph"]
     assert saved["first.weight"] == "not saved" and saved["last.bias"] == "not saved"
     if repeats:
-        assert saved[f"shared (used {repeats}×).weight"].count("mat2") == repeats
+        assert saved[f"shared (used {repeats}×).weight"] == (
+            "mat2 [5, 5] at v1" + (f", ×{repeats} (one per use)" if repeats > 1 else ""))
+    assert saved["last.weight"] == "mat2 [5, 1] at v1"
 
 
 def test_ledger_agrees_with_torchs_message():
@@ -81,7 +83,8 @@ def test_untied_student_fails_the_same_way():
 def test_graph_nodes_leaves_and_stale_tensors(width, repeats):
     found = autopsy(Config(detach=False, width=width, shared_repeats=repeats))
     nodes, edges = parse_dot(graph_dot(found.graph))
-    kinds = [a["label"] for a in nodes.values() if a.get("shape") == "box"]
+    boxes = [a["label"].split("\\n") for a in nodes.values() if a.get("shape") == "box"]
+    kinds = [lines[0] for lines in boxes]
     linears = repeats + 2
     assert kinds.count("AddmmBackward0") == linears and kinds.count("TBackward0") == linears
     assert kinds.count("ReluBackward0") == linears - 1 and kinds.count("ViewBackward0") == 1
@@ -91,9 +94,13 @@ def test_graph_nodes_leaves_and_stale_tensors(width, repeats):
         shared = leaves[f"shared (used {repeats}×).weight"]
         # one leaf for the shared weight, one edge into it per use
         assert sum(1 for _, b in edges if b == shared) == repeats
+    # Activations are listed in their node's box: every Addmm saved its input, every ReLU its result.
+    activations = [line for lines in boxes for line in lines[1:]]
+    assert len(activations) == linears + (linears - 1)
+    assert all(line.endswith("now v0, saved v0") for line in activations)
+    # All Addmm but the first (X needs no grad) saved weight.t(): a note each.
     notes = {n: a for n, a in nodes.items() if a.get("shape") == "note"}
-    # every Addmm saves its input; all but the first (X needs no grad) save weight.t(); ReLUs their result
-    assert len(notes) == linears + (linears - 1) + (linears - 1)
+    assert len(notes) == linears - 1
     stale = sorted(a["label"].split("\\n")[0] for a in notes.values() if red(a))
     assert stale == sorted(["mat2 = last.weight"] + [f"mat2 = shared (used {repeats}×).weight"] * repeats)
     assert all(f"[{width}, 1]  now v2, saved v1" in a["label"]

@@ -92,7 +92,7 @@ def graph_section(found: Autopsy, config: Config) -> None:
            f"saved as `{list(culprit.shape)}` (the transposed view `F.linear` multiplies by): "
            "the tensor torch's message names."
            if culprit is not None and culprit.parameter else ""))
-    st.graphviz_chart(graph_dot(graph), width="stretch")
+    st.graphviz_chart(graph_dot(graph))
     st.caption("Read without tripping the check: via `node._raw_saved_<name>.data`, since "
                "`node._saved_<name>` raises this very error. No saved-tensor hooks: with hooks "
                "installed torch skips the version check and the script trains on wrong gradients.")
