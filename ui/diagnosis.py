@@ -11,7 +11,7 @@ import streamlit as st
 from fitlab import Config
 from fitlab.anomaly import AnomalyTrace, anomaly_trace
 from fitlab.autopsy import Autopsy, autopsy
-from fitlab.fixes import fix_gallery, gallery_table
+from fitlab.fixes import VARIANTS, FixOutcome, gallery_table, run_variant
 from fitlab.graph import graph_dot, named_in_error
 from fitlab.run import Run
 from fitlab.tied_gradients import TiedGradients, ledger_summary, tied_gradient_ledger
@@ -34,10 +34,21 @@ def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
     return anomaly_trace(config)
 
 
-@st.cache_data(max_entries=16, show_spinner="Running every fix for real…")
-def cached_gallery(config: Config) -> pd.DataFrame:
-    """The fix gallery's table for config, once per config."""
-    return gallery_table(fix_gallery(config))
+@st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
+def cached_outcome(config: Config, variant: int) -> FixOutcome:
+    """run_variant(config, VARIANTS[variant]), once per config and variant."""
+    return run_variant(config, VARIANTS[variant])
+
+
+def gallery_with_progress(config: Config) -> pd.DataFrame:
+    """The fix gallery's table, each variant from the cache or trained under a progress bar."""
+    bar = st.progress(0, text="Running every fix for real…")
+    outcomes = []
+    for i, variant in enumerate(VARIANTS):
+        bar.progress(i / len(VARIANTS), text=f"Running the fixes for real: {variant.name}")
+        outcomes.append(cached_outcome(config, i))
+    bar.empty()
+    return gallery_table(tuple(outcomes))
 
 
 @st.cache_data(max_entries=32, show_spinner="Taking one batch apart…")
@@ -131,7 +142,7 @@ def gallery_section(config: Config) -> None:
         f"Each variant changes one line of the blog's script and trains for real on your "
         f"settings ({config.epochs} epochs). The outcome is torch's exact exception, or the "
         "final losses.")
-    st.dataframe(cached_gallery(config), hide_index=True, width="stretch",
+    st.dataframe(gallery_with_progress(config), hide_index=True, width="stretch",
                  column_config={"outcome": st.column_config.TextColumn(width="large"),
                                 "verdict": st.column_config.TextColumn(width="large")})
 
