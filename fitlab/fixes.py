@@ -204,7 +204,8 @@ def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
     elif blog.error is not None and err.message == blog.error.message:
         notes.append("no fix: the blog's very error")
     else:
-        notes.append(f"no fix: fails at epoch {err.epoch}, batch {err.batch} with a different error")
+        passed = "the first step passes, then it " if (err.epoch, err.batch) != (1, 1) else "it "
+        notes.append(f"no fix: {passed}fails at epoch {err.epoch}, batch {err.batch} with a different error")
     gap = gradient_gap(outcome, detached)
     if gap is not None and gap > 1e-6:
         notes.append(f"first-batch gradients silently wrong (off by up to {gap:.3g})")
