@@ -9,6 +9,7 @@ the training line, it has nothing to show for the labels' graph.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ _HERE = Path(__file__).resolve()
 _LIBRARY = _HERE.parent
 # Frames of nn.Module's call machinery say nothing about this net.
 _PLUMBING = ("module.py",)
+_ONE_AT_A_TIME = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,12 @@ def anomaly_trace(config: Config) -> AnomalyTrace | None:
     torch.autograd.detect_anomaly(), turned on before the teacher's forward
     pass, and return the forward traceback torch attached to the failing
     node; None if backward() did not fail."""
-    with warnings.catch_warnings(record=True) as caught:
+    # Anomaly mode is process-wide: one replay at a time, so one replay's exit
+    # cannot switch it off under another; and no NaN check, so another
+    # session's diverging run is not turned into an error meanwhile.
+    with _ONE_AT_A_TIME, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with torch.autograd.detect_anomaly():
+        with torch.autograd.detect_anomaly(check_nan=False):
             found = autopsy(config)
     if found.error is None:
         return None

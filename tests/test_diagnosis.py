@@ -208,7 +208,7 @@ def test_gallery_outcomes_tell_the_story(gallery):
     assert copied.teacher_gradient > 0
     retained = gallery["deep copy + retain_graph=True"]
     assert retained.error is None and retained.history.equals(detached.history)
-    assert retained.teacher_gradient > copied.teacher_gradient  # accumulated over every step
+    assert retained.teacher_gradient != copied.teacher_gradient  # summed over every step, not one
     through_data = gallery["re-init through .data"]
     assert gradient_gap(through_data, detached) > 1e-3
     assert (through_data.error.epoch, through_data.error.batch) == (1, 2)

@@ -43,7 +43,7 @@ def test_error_panel_stays_first_then_the_four_views(failing):
 
 
 def test_version_ledger_view(failing):
-    ledger = failing.dataframe[0].value
+    ledger = failing.table[0].value
     expected = autopsy(Config(detach=False, **SETTINGS)).ledger
     assert ledger.equals(expected)
     assert sorted(ledger.parameter[ledger.stale]) == ["last.weight", "shared (used 3×).weight"]
@@ -66,7 +66,7 @@ def test_anomaly_view_quotes_the_label_line(failing):
 
 
 def test_fix_gallery_view(failing):
-    table = failing.dataframe[1].value
+    table = failing.table[1].value
     assert list(table.variant) == [v.name for v in VARIANTS]
     message = train(Config(detach=False, **SETTINGS)).error.message
     assert table.outcome[0] == f"RuntimeError: {message}"
