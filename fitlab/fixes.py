@@ -218,8 +218,9 @@ def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
 
 def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     """variant, code change, outcome, verdict: one row per outcome."""
-    blog = next(o for o in outcomes if o.variant is BLOG)
-    detached = next(o for o in outcomes if o.variant is DETACH)
+    # By value: outcomes that went through a cache hold unpickled copies of the variants.
+    blog = next(o for o in outcomes if o.variant == BLOG)
+    detached = next(o for o in outcomes if o.variant == DETACH)
     return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
                           "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
                          for o in outcomes])

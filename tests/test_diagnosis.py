@@ -267,3 +267,10 @@ def test_tying_comparison_counts_parameters_and_draws_both_students():
     assert summary.loc["tied", "final train MSE"] == tied.history.train_loss.iloc[-1]
     curves = tying_curves([tied, untied])
     assert set(curves.student) == {"tied", "untied"} and len(curves) == 4 * len(tied.history)
+
+
+def test_gallery_table_from_unpickled_outcomes(gallery):
+    import pickle
+
+    outcomes = tuple(gallery.values())
+    assert gallery_table(pickle.loads(pickle.dumps(outcomes))).equals(gallery_table(outcomes))

@@ -97,3 +97,17 @@ def test_no_shared_layer(app):
     app.slider(key="shared_repeats").set_value(0).run()
     assert not app.exception
     assert any("no shared layer" in i.value for i in app.info)
+
+
+def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
+    import ui.diagnosis as diagnosis
+
+    calls = []
+    for name in ("autopsy", "anomaly_trace", "run_variant", "tied_gradient_ledger"):
+        real = getattr(diagnosis, name)
+        monkeypatch.setattr(diagnosis, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    failing.run()
+    failing.checkbox(key="detach").check().run()
+    failing.checkbox(key="detach").uncheck().run()
+    assert not failing.exception
+    assert calls == ["tied_gradient_ledger"]  # the only view not yet seen for these settings
