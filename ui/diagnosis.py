@@ -86,7 +86,7 @@ def version_ledger_section(found: Autopsy) -> None:
         "a bias is not needed to differentiate a product, and the first layer's weight only "
         "for a gradient of X, which needs none. Their new versions do no harm.")
     styled = ledger.style.apply(lambda row: [_STALE_ROW if row.stale else ""] * len(row), axis=1)
-    st.dataframe(styled, hide_index=True, width="stretch")
+    st.table(styled.hide(axis="index"))
 
 
 def graph_section(found: Autopsy, config: Config) -> None:
@@ -95,10 +95,11 @@ def graph_section(found: Autopsy, config: Config) -> None:
     graph = found.graph
     culprit = named_in_error(graph, found.error or "")
     st.markdown(
-        "Backward walks from the top down. Boxes are grad_fn nodes, green ovals the "
-        "parameters (the shared weight is **one** oval with an edge per use), notes the "
-        "tensors each node saved, with shape, current version and the version they were "
-        f"saved at. **{len(graph.stale)}** of {len(graph.saved)} saved tensors are stale (red)."
+        "Backward walks from the top down. Boxes are grad_fn nodes, listing the activations "
+        "they saved; green ovals are the parameters (the shared weight is **one** oval with an "
+        "edge per use); notes beside a node are the parameters it saved. Each saved tensor "
+        "shows its shape, current version and the version it was saved at. "
+        f"**{len(graph.stale)}** of {len(graph.saved)} saved tensors are stale (red)."
         + (f" The first one backward meets is `{culprit.name}` = `{culprit.parameter}`, "
            f"saved as `{list(culprit.shape)}` (the transposed view `F.linear` multiplies by): "
            "the tensor torch's message names."
@@ -142,9 +143,8 @@ def gallery_section(config: Config) -> None:
         f"Each variant changes one line of the blog's script and trains for real on your "
         f"settings ({config.epochs} epochs). The outcome is torch's exact exception, or the "
         "final losses.")
-    st.dataframe(gallery_with_progress(config), hide_index=True, width="stretch",
-                 column_config={"outcome": st.column_config.TextColumn(width="large"),
-                                "verdict": st.column_config.TextColumn(width="large")})
+    # A static table: the exception texts are long, and shown whole.
+    st.table(gallery_with_progress(config).style.hide(axis="index"))
 
 
 def tied_gradient_section(run: Run) -> None:
