@@ -198,7 +198,8 @@ def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
     err = outcome.error
     if err is None:
         same = outcome.history.equals(detached.history)
-        notes.append("fixes the error" + ("; numbers identical to .detach()" if same and outcome is not detached else ""))
+        identical = same and outcome is not detached
+        notes.append("fixes the error" + ("; numbers identical to .detach()" if identical else ""))
     elif outcome is blog:
         notes.append(f"fails at epoch {err.epoch}, batch {err.batch}: the in-place error")
     elif blog.error is not None and err.message == blog.error.message:

@@ -64,7 +64,7 @@ def failure_diagnosis(config: Config) -> None:
     st.caption("Four views of the same failure, each replayed from your settings.")
     found = cached_autopsy(config)
     version_ledger_section(found)
-    graph_section(found, config)
+    graph_section(found)
     anomaly_section(cached_anomaly_trace(config))
     gallery_section(config)
 
@@ -89,7 +89,7 @@ def version_ledger_section(found: Autopsy) -> None:
     st.table(styled.hide(axis="index"))
 
 
-def graph_section(found: Autopsy, config: Config) -> None:
+def graph_section(found: Autopsy) -> None:
     """2. The labels' autograd graph, stale saved tensors in red."""
     st.subheader("2. The labels' autograd graph")
     graph = found.graph
