@@ -1,0 +1,67 @@
+"""The blog's failure replayed step by step, with the evidence kept: the
+version ledger, the labels' graph, and torch's own error.
+
+It follows train() for a config with the labels attached (detach=False):
+same draws, same in-place re-initialisation, same first batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+from torch import nn
+
+from fitlab.config import Config
+from fitlab.data import draw_inputs, make_labels
+from fitlab.graph import LabelGraph, label_graph, saved_versions
+from fitlab.model import build_teacher, reinitialise_as_student, untie
+from fitlab.versions import named_parameters, parameter_versions, version_ledger
+
+
+@dataclass(frozen=True)
+class Autopsy:
+    """What the replay found.
+
+    ledger  version_ledger: each parameter's version at the three moments
+    graph   the labels' graph as it stood when backward() failed
+    error   torch's message from that backward(), or None if it passed
+    """
+
+    ledger: pd.DataFrame
+    graph: LabelGraph
+    error: str | None
+
+
+def first_backward(student: nn.Module, inputs: torch.Tensor, labels: torch.Tensor,
+                   batch_size: int) -> str | None:
+    """The first training step's backward, as train() takes it: the message
+    of the RuntimeError it raises, or None."""
+    loss = nn.MSELoss()(student(inputs[:batch_size]), labels[:batch_size])
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
+def autopsy(config: Config) -> Autopsy:
+    """Replay `config` with the labels attached, recording the parameters'
+    versions after the teacher's forward pass, after the re-initialisation and
+    at the first backward(), and the labels' graph at that backward."""
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    named = named_parameters(teacher.named_layers())
+    inputs = draw_inputs(config, generator)
+    labels = make_labels(teacher, inputs, detach=False)
+    at_forward, saved_at_forward = parameter_versions(named), saved_versions(labels)
+    student = teacher  # the blog re-initialises the very net that made the labels
+    reinitialise_as_student(student, generator)
+    after_reinit = parameter_versions(named)
+    if not config.tied:
+        student = untie(student)
+    error = first_backward(student, inputs, labels, config.batch_size)
+    at_backward = parameter_versions(named)
+    graph = label_graph(labels, named, saved_at_forward)
+    return Autopsy(version_ledger(named, [at_forward, after_reinit, at_backward], graph), graph, error)

@@ -1,0 +1,227 @@
+"""The fix gallery: the blog's script and its candidate fixes, each run for real.
+
+Every variant changes one line of the blog's script: how the labels are made,
+whether the student is a copy of the teacher, how it is re-initialised, or
+how backward() is called. Each is trained on the same draws as train(config)
+and reports what really happened.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from fitlab.config import Config
+from fitlab.data import draw_inputs, make_labels
+from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
+from fitlab.run import TrainingError
+from fitlab.versions import named_parameters
+
+
+def _labels_attached(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    return make_labels(teacher, inputs, detach=False)
+
+
+def _labels_detached(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    return make_labels(teacher, inputs, detach=True)
+
+
+def _labels_no_grad(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return make_labels(teacher, inputs, detach=False)
+
+
+def _labels_cloned(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    return teacher(inputs).clone().reshape((-1, 1))
+
+
+def _labels_not_reshaped(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    return teacher(inputs)
+
+
+def reinitialise_through_data(net: TiedNet, generator: torch.Generator) -> None:
+    """The student's re-init with the same draws as reinitialise_as_student,
+    written through `.data`: the values change, the version counters do not."""
+    for _, layer in net.named_layers():
+        nn.init.kaiming_normal_(layer.weight.data, generator=generator)
+        nn.init.zeros_(layer.bias.data)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to write the script.
+
+    name          what the variant is, in a few words
+    change        the one line that differs from the blog's script
+    make_labels   (teacher, X) -> labels
+    copy_teacher  the student is a deep copy of the teacher, taken before the re-init
+    reinitialise  the in-place re-init of the student
+    retain_graph  passed to loss.backward()
+    """
+
+    name: str
+    change: str
+    make_labels: Callable[[TiedNet, torch.Tensor], torch.Tensor]
+    copy_teacher: bool = False
+    reinitialise: Callable[[TiedNet, torch.Generator], None] = reinitialise_as_student
+    retain_graph: bool = False
+
+
+BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", _labels_attached)
+DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", _labels_detached)
+VARIANTS: tuple[Variant, ...] = (
+    BLOG,
+    DETACH,
+    Variant("labels under torch.no_grad()",
+            "with torch.no_grad(): labels = net(X).reshape((-1, 1))", _labels_no_grad),
+    Variant(".clone() the labels", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
+    Variant("no reshape (the blog's suspect)", "labels = net(X)", _labels_not_reshaped),
+    Variant("deep copy of the teacher",
+            "student = copy.deepcopy(net)  # before the re-init; labels not detached",
+            _labels_attached, copy_teacher=True),
+    Variant("deep copy + retain_graph=True", "loss.backward(retain_graph=True)  # with the deep copy",
+            _labels_attached, copy_teacher=True, retain_graph=True),
+    Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
+            _labels_attached, reinitialise=reinitialise_through_data),
+)
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    """What one variant did.
+
+    history            epoch, train_loss, test_loss (epoch 0 before training)
+    error              the exception from backward() that stopped it, or None
+    seconds            wall time of the training loop
+    first_gradients    the student's gradients after the first backward(), by
+                       parameter name (empty if that backward failed)
+    teacher_gradient   norm of the gradients that reached the teacher's own
+                       weights, when the teacher is a separate net; else None
+    """
+
+    variant: Variant
+    history: pd.DataFrame
+    error: TrainingError | None
+    seconds: float
+    first_gradients: dict[str, np.ndarray]
+    teacher_gradient: float | None
+
+
+def run_variant(config: Config, variant: Variant) -> FixOutcome:
+    """Train `config` the way `variant` writes the script."""
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    inputs = draw_inputs(config, generator)
+    labels = variant.make_labels(teacher, inputs)
+    student = copy.deepcopy(teacher) if variant.copy_teacher else teacher
+    variant.reinitialise(student, generator)
+    if not config.tied:
+        student = untie(student)
+    started = time.perf_counter()
+    history, error, first = _fit(config, student, inputs, labels, variant.retain_graph)
+    seconds = time.perf_counter() - started
+    separate = {id(p) for p in teacher.parameters()}.isdisjoint(id(p) for p in student.parameters())
+    grads = [p.grad for p in teacher.parameters() if p.grad is not None]
+    teacher_gradient = (float(torch.sqrt(sum((g ** 2).sum() for g in grads))) if separate and grads else None)
+    return FixOutcome(variant, history, error, seconds, first, teacher_gradient)
+
+
+def _fit(config: Config, student: TiedNet, inputs: torch.Tensor, labels: torch.Tensor,
+         retain_graph: bool) -> tuple[pd.DataFrame, TrainingError | None, dict[str, np.ndarray]]:
+    """train()'s loop (SGD, MSE, rows in order, short last batch), keeping
+    the first backward's gradients and stopping at the first exception."""
+    train_x, train_y = inputs[: config.n_train], labels[: config.n_train]
+    test_x, test_y = inputs[config.n_train:], labels[config.n_train:]
+    optimiser = torch.optim.SGD(student.parameters(), lr=config.lr)
+    loss_fn = nn.MSELoss()
+
+    def losses(epoch: int) -> dict:
+        with torch.no_grad():
+            return {"epoch": epoch, "train_loss": loss_fn(student(train_x), train_y).item(),
+                    "test_loss": loss_fn(student(test_x), test_y).item()}
+
+    rows, first = [losses(0)], {}
+    for epoch in range(1, config.epochs + 1):
+        for batch, start in enumerate(range(0, config.n_train, config.batch_size), start=1):
+            optimiser.zero_grad()
+            stop = start + config.batch_size
+            loss = loss_fn(student(train_x[start:stop]), train_y[start:stop])
+            try:
+                loss.backward(retain_graph=retain_graph)
+            except RuntimeError as exc:
+                return _frame(rows), TrainingError(type(exc).__name__, str(exc), epoch, batch), first
+            if not first:
+                first = {name: p.grad.detach().numpy().copy()
+                         for name, p in named_parameters(student.named_layers())}
+            optimiser.step()
+        rows.append(losses(epoch))
+    return _frame(rows), None, first
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"])
+
+
+def fix_gallery(config: Config) -> tuple[FixOutcome, ...]:
+    """Every variant of VARIANTS, run for `config`."""
+    return tuple(run_variant(config, v) for v in VARIANTS)
+
+
+def gradient_gap(outcome: FixOutcome, reference: FixOutcome) -> float | None:
+    """Largest absolute difference between the first backward's gradients of
+    two outcomes, or None if either first backward failed."""
+    if not outcome.first_gradients or not reference.first_gradients:
+        return None
+    return max(float(np.abs(outcome.first_gradients[k] - reference.first_gradients[k]).max())
+               for k in reference.first_gradients)
+
+
+def outcome_text(outcome: FixOutcome) -> str:
+    """The exception exactly as torch raised it, or the final losses."""
+    if outcome.error is not None:
+        return f"{outcome.error.type}: {outcome.error.message}"
+    last = outcome.history.iloc[-1]
+    return f"trains: final train MSE {last.train_loss:.6g}, test MSE {last.test_loss:.6g}"
+
+
+def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
+    """A short judgement built from what the runs measured, against the
+    blog's run and the detached run."""
+    notes = []
+    err = outcome.error
+    if err is None:
+        same = outcome.history.equals(detached.history)
+        identical = same and outcome is not detached
+        notes.append("fixes the error" + ("; numbers identical to .detach()" if identical else ""))
+    elif outcome is blog:
+        notes.append(f"fails at epoch {err.epoch}, batch {err.batch}: the in-place error")
+    elif blog.error is not None and err.message == blog.error.message:
+        notes.append("no fix: the blog's very error")
+    else:
+        passed = "the first step passes, then it " if (err.epoch, err.batch) != (1, 1) else "it "
+        notes.append(f"no fix: {passed}fails at epoch {err.epoch}, batch {err.batch} with a different error")
+    gap = gradient_gap(outcome, detached)
+    if gap is not None and gap > 1e-6:
+        notes.append(f"first-batch gradients silently wrong (off by up to {gap:.3g})")
+    if outcome.teacher_gradient is not None:
+        notes.append(f"the teacher's weights got gradients (norm {outcome.teacher_gradient:.3g})")
+    if outcome.variant.retain_graph and err is None and detached.seconds > 0:
+        notes.append(f"{outcome.seconds / detached.seconds:.1f}× the time of .detach()")
+    return "; ".join(notes)
+
+
+def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
+    """variant, code change, outcome, verdict: one row per outcome."""
+    # By value: outcomes that went through a cache hold unpickled copies of the variants.
+    blog = next(o for o in outcomes if o.variant == BLOG)
+    detached = next(o for o in outcomes if o.variant == DETACH)
+    return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
+                          "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
+                         for o in outcomes])

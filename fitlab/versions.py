@@ -1,0 +1,55 @@
+"""The version ledger: each parameter's version counter at the moments that
+matter for the in-place error.
+
+Every in-place write bumps a tensor's `_version`. A saved tensor remembers the
+version it was saved at; backward() refuses it if the counter moved on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+import torch
+
+from fitlab.graph import LabelGraph, SavedTensor
+
+MOMENTS = ("at the teacher's forward", "after the student's re-init", "at the failing backward")
+
+
+def named_parameters(named_layers) -> list[tuple[str, torch.Tensor]]:
+    """(name, tensor) of each weight and bias, named as the parameter tables
+    name them, e.g. "last.weight"."""
+    return [(f"{name}.{kind}", getattr(layer, kind))
+            for name, layer in named_layers for kind in ("weight", "bias")]
+
+
+def parameter_versions(named: list[tuple[str, torch.Tensor]]) -> dict[str, int]:
+    """Each parameter's version counter now."""
+    return {name: tensor._version for name, tensor in named}
+
+
+def version_ledger(named: list[tuple[str, torch.Tensor]], moments: list[dict[str, int]],
+                   graph: LabelGraph) -> pd.DataFrame:
+    """One row per parameter: its shape, what the labels' graph saved of it,
+    its version at each of MOMENTS, and whether a saved copy is stale.
+
+    A parameter the graph never saved (the biases, and the first layer's
+    weight, since X needs no gradient) cannot be stale, whatever its version.
+    """
+    rows = []
+    for name, tensor in named:
+        saved = [s for s in graph.saved if s.parameter == name]
+        row = {"parameter": name, "shape": str(list(tensor.shape)),
+               "saved by the labels' graph": _saved_as(saved)}
+        row.update({moment: versions[name] for moment, versions in zip(MOMENTS, moments)})
+        row["stale"] = any(s.stale for s in saved)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _saved_as(saved: list[SavedTensor]) -> str:
+    """E.g. "mat2 [5, 5] at v1, ×2 (one per use)", or "not saved"."""
+    counts = Counter((s.name, s.shape, s.saved_version) for s in saved)
+    return "; ".join(f"{name} {list(shape)} at v{version}" + (f", ×{n} (one per use)" if n > 1 else "")
+                     for (name, shape, version), n in counts.items()) or "not saved"

@@ -1,0 +1,276 @@
+"""The debugger's views of the failure, checked against torch itself: version
+ledger, the labels' graph, the anomaly trace, the fix gallery, tied gradients."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from blog_variants import blog_variant
+from fitlab import Config, train
+from fitlab.anomaly import anomaly_trace, parse_anomaly_warning
+from fitlab.autopsy import autopsy
+from fitlab.data import draw_inputs, make_labels
+from fitlab.fixes import VARIANTS, fix_gallery, gallery_table, gradient_gap
+from fitlab.graph import grad_fns, graph_dot, named_in_error
+from fitlab.model import build_teacher, reinitialise_as_student
+from fitlab.tied_gradients import ledger_summary, tied_gradient_ledger
+from fitlab.tying import tying_curves, tying_summary
+from fitlab.versions import MOMENTS
+
+# --- a small DOT reader for the one-statement-per-line DOT graph_dot writes ---
+_NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')
+_EDGE = re.compile(r'^\s*"([^"]+)" -> "([^"]+)"')
+_ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^,\s]+)')
+
+
+def parse_dot(dot):
+    """{node id: attrs}, [(from, to)] of a DOT text."""
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    nodes, edges = {}, []
+    for line in dot.splitlines():
+        if (e := _EDGE.match(line)) is not None:
+            edges.append(e.groups())
+        elif (n := _NODE.match(line)) is not None:
+            nodes[n.group(1)] = {k: v.strip('"') for k, v in _ATTR.findall(n.group(2))}
+    for a, b in edges:
+        assert a in nodes and b in nodes, (a, b)
+    return nodes, edges
+
+
+def red(attrs):
+    return attrs.get("color") == "#d62728"
+
+
+# --- 1. version ledger ---------------------------------------------------------
+
+@pytest.mark.parametrize("repeats", [0, 2, 8])
+def test_ledger_versions_and_stale_rows(repeats):
+    ledger = autopsy(Config(detach=False, shared_repeats=repeats)).ledger
+    # nn.Linear leaves 1; kaiming_normal_/zeros_ under no_grad still bump to 2.
+    assert (ledger[MOMENTS[0]] == 1).all() and (ledger[MOMENTS[1]] == 2).all()
+    assert (ledger[MOMENTS[2]] == 2).all()
+    expected_stale = ["last.weight"] + ([f"shared (used {repeats}×).weight"] if repeats else [])
+    assert sorted(ledger.parameter[ledger.stale]) == sorted(expected_stale)
+    saved = ledger.set_index("parameter")["saved by the labels' graph"]
+    assert saved["first.weight"] == "not saved" and saved["last.bias"] == "not saved"
+    if repeats:
+        assert saved[f"shared (used {repeats}×).weight"] == (
+            "mat2 [5, 5] at v1" + (f", ×{repeats} (one per use)" if repeats > 1 else ""))
+    assert saved["last.weight"] == "mat2 [5, 1] at v1"
+
+
+def test_ledger_agrees_with_torchs_message():
+    config = Config(detach=False, width=7)
+    found = autopsy(config)
+    message = train(config).error.message
+    assert found.error == message
+    now, expected = map(int, re.search(r"is at version (\d+); expected version (\d+)", message).groups())
+    row = found.ledger.set_index("parameter").loc["last.weight"]
+    assert (row[MOMENTS[0]], row[MOMENTS[2]]) == (expected, now)
+
+
+def test_untied_student_fails_the_same_way():
+    config = Config(detach=False, tied=False, shared_repeats=3)
+    assert autopsy(config).error == train(config).error.message
+
+
+# --- 2. the labels' graph ----------------------------------------------------
+
+@pytest.mark.parametrize("width,repeats", [(5, 2), (7, 3), (4, 0), (5, 8)])
+def test_graph_nodes_leaves_and_stale_tensors(width, repeats):
+    found = autopsy(Config(detach=False, width=width, shared_repeats=repeats))
+    nodes, edges = parse_dot(graph_dot(found.graph))
+    boxes = [a["label"].split("\\n") for a in nodes.values() if a.get("shape") == "box"]
+    kinds = [lines[0] for lines in boxes]
+    linears = repeats + 2
+    assert kinds.count("AddmmBackward0") == linears and kinds.count("TBackward0") == linears
+    assert kinds.count("ReluBackward0") == linears - 1 and kinds.count("ViewBackward0") == 1
+    leaves = {a["label"].split("\\n")[0]: n for n, a in nodes.items() if a.get("shape") == "ellipse"}
+    assert len(leaves) == (6 if repeats else 4)
+    if repeats:
+        shared = leaves[f"shared (used {repeats}×).weight"]
+        # one leaf for the shared weight, one edge into it per use
+        assert sum(1 for _, b in edges if b == shared) == repeats
+    # Activations are listed in their node's box: every Addmm saved its input, every ReLU its result.
+    activations = [line for lines in boxes for line in lines[1:]]
+    assert len(activations) == linears + (linears - 1)
+    assert all(line.endswith("now v0, saved v0") for line in activations)
+    # All Addmm but the first (X needs no grad) saved weight.t(): a note each.
+    notes = {n: a for n, a in nodes.items() if a.get("shape") == "note"}
+    assert len(notes) == linears - 1
+    stale = sorted(a["label"].split("\\n")[0] for a in notes.values() if red(a))
+    assert stale == sorted(["mat2 = last.weight"] + [f"mat2 = shared (used {repeats}×).weight"] * repeats)
+    assert all(f"[{width}, 1]  now v2, saved v1" in a["label"]
+               for a in notes.values() if "last.weight" in a["label"])
+    assert len(found.graph.stale) == repeats + 1
+
+
+def test_the_tensor_torch_names_is_last_weight_transposed():
+    found = autopsy(Config(detach=False, width=9))
+    culprit = named_in_error(found.graph, found.error)
+    assert culprit.parameter == "last.weight" and culprit.shape == (9, 1) and culprit.name == "mat2"
+
+
+def test_raw_saved_reads_what_saved_would_refuse():
+    config = Config(detach=False)
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    labels = make_labels(teacher, draw_inputs(config, generator), detach=False)
+    reinitialise_as_student(teacher, generator)
+    addmm = next(fn for fn in grad_fns(labels) if type(fn).__name__ == "AddmmBackward0")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        addmm._saved_mat2
+    assert torch.equal(addmm._raw_saved_mat2.data, teacher.last.weight.t())
+
+
+# --- 3. anomaly trace --------------------------------------------------------
+
+def test_anomaly_trace_points_at_the_label_line():
+    config = Config(detach=False, width=7)
+    trace = anomaly_trace(config)
+    assert not torch.is_anomaly_enabled()
+    assert trace.node == "AddmmBackward0"
+    data_py = (Path(__file__).resolve().parents[1] / "fitlab" / "data.py").read_text().splitlines()
+    label = trace.label_frame
+    assert label.code == data_py[label.line - 1].strip() == "out = teacher(inputs)"
+    assert label.function == "make_labels"
+    trimmed = trace.trimmed
+    assert trimmed[0].short_file.startswith("fitlab/") and trimmed[0].short_file != "fitlab/anomaly.py"
+    assert label in trimmed and len(trimmed) < len(trace.frames)
+    assert not any(f.short_file.endswith("module.py") for f in trimmed)
+    assert trimmed[-1].short_file == "torch/nn/modules/linear.py" and "F.linear" in trimmed[-1].code
+    # the same error, with anomaly mode's own hint
+    plain = train(config).error.message
+    assert trace.error.split(" Hint:")[0] == plain.split(" Hint:")[0]
+
+
+def test_parse_anomaly_warning_ignores_other_warnings():
+    assert parse_anomaly_warning("Anomaly Detection has been enabled.") is None
+
+
+# --- 4. fix gallery ----------------------------------------------------------
+
+SMALL = dict(epochs=3, width=6, shared_repeats=3)
+
+
+@pytest.fixture(scope="module")
+def gallery():
+    return {o.variant.name: o for o in fix_gallery(Config(detach=False, **SMALL))}
+
+
+REFERENCE = {
+    "as the blog wrote it": dict(labels="attached"),
+    ".detach() the labels": dict(labels="detach"),
+    "labels under torch.no_grad()": dict(labels="no_grad"),
+    ".clone() the labels": dict(labels="clone"),
+    "no reshape (the blog's suspect)": dict(labels="no_reshape"),
+    "deep copy of the teacher": dict(labels="attached", copy_teacher=True),
+    "deep copy + retain_graph=True": dict(labels="attached", copy_teacher=True, retain_graph=True),
+    "re-init through .data": dict(labels="attached", reinit_data=True),
+}
+
+
+def test_every_variant_has_a_reference():
+    assert set(REFERENCE) == {v.name for v in VARIANTS}
+
+
+@pytest.mark.parametrize("name", list(REFERENCE))
+def test_variant_matches_the_blog_script_written_that_way(gallery, name):
+    ours, ref = gallery[name], blog_variant(**REFERENCE[name], **SMALL)
+    if ref["exception"] is None:
+        assert ours.error is None
+        assert np.allclose(ours.history.train_loss[1:], ref["losses"], rtol=1e-4, atol=1e-7)
+    else:
+        assert ours.error.message == str(ref["exception"])
+        assert (ours.error.epoch, ours.error.batch) == ref["where"]
+    if ref["first_grads"] is not None:
+        for ours_grad, ref_grad in zip(ours.first_gradients.values(), ref["first_grads"]):
+            assert np.allclose(ours_grad, ref_grad.numpy(), atol=1e-6)
+    if ref["teacher_grads"] is not None:
+        norm = float(torch.sqrt(sum((g ** 2).sum() for g in ref["teacher_grads"] if g is not None)))
+        assert ours.teacher_gradient == pytest.approx(norm, rel=1e-5)
+
+
+def test_gallery_outcomes_tell_the_story(gallery):
+    blog, detached = gallery["as the blog wrote it"], gallery[".detach() the labels"]
+    assert "modified by an inplace operation" in blog.error.message
+    assert blog.error.message == train(Config(detach=False, **SMALL)).error.message
+    assert detached.history.equals(train(Config(**SMALL)).history)
+    assert gallery["labels under torch.no_grad()"].history.equals(detached.history)
+    for same in (".clone() the labels", "no reshape (the blog's suspect)"):
+        assert gallery[same].error.message == blog.error.message
+    copied = gallery["deep copy of the teacher"]
+    assert (copied.error.epoch, copied.error.batch) == (1, 2)
+    assert copied.error.message.startswith("Trying to backward through the graph a second time")
+    assert copied.teacher_gradient > 0
+    retained = gallery["deep copy + retain_graph=True"]
+    assert retained.error is None and retained.history.equals(detached.history)
+    assert retained.teacher_gradient != copied.teacher_gradient  # summed over every step, not one
+    through_data = gallery["re-init through .data"]
+    assert gradient_gap(through_data, detached) > 1e-3
+    assert (through_data.error.epoch, through_data.error.batch) == (1, 2)
+
+
+def test_gallery_table_quotes_outcomes_and_judges_them(gallery):
+    outcomes = tuple(gallery.values())
+    table = gallery_table(outcomes).set_index("variant")
+    assert list(table.columns) == ["code change", "outcome", "verdict"]
+    blog = gallery["as the blog wrote it"]
+    assert table.loc["as the blog wrote it", "outcome"] == f"RuntimeError: {blog.error.message}"
+    assert table.loc[".clone() the labels", "verdict"].startswith("no fix: the blog's very error")
+    assert "numbers identical to .detach()" in table.loc["labels under torch.no_grad()", "verdict"]
+    last = gallery[".detach() the labels"].history.iloc[-1]
+    assert f"{last.train_loss:.6g}" in table.loc[".detach() the labels", "outcome"]
+    ratio = gallery["deep copy + retain_graph=True"].seconds / gallery[".detach() the labels"].seconds
+    assert f"{ratio:.1f}× the time of .detach()" in table.loc["deep copy + retain_graph=True", "verdict"]
+    assert "silently wrong" in table.loc["re-init through .data", "verdict"]
+    assert "teacher's weights got gradients" in table.loc["deep copy of the teacher", "verdict"]
+
+
+# --- 5. tied gradients -------------------------------------------------------
+
+@pytest.mark.parametrize("width,repeats", [(5, 2), (7, 3)])
+def test_tied_gradients_add_up(width, repeats):
+    tied = tied_gradient_ledger(Config(width=width, shared_repeats=repeats))
+    assert tied.uses == repeats and len(tied.table) == width * width
+    uses = tied.table[[f"use {k}" for k in range(1, repeats + 1)]].to_numpy()
+    assert np.allclose(uses.sum(1), tied.table[".grad"], atol=1e-6)
+    assert tied.max_difference < 1e-6
+    # An independent reference: untied copies start from the same values, and
+    # autograd alone (no hooks) fills each copy's .grad with its use's gradient.
+    untied = tied_gradient_ledger(Config(width=width, shared_repeats=repeats, tied=False))
+    for k in range(1, repeats + 1):
+        assert np.allclose(tied.table[f"use {k}"], untied.table[f"copy {k} .grad"], atol=1e-6)
+
+
+def test_tied_grad_equals_the_blog_scripts_first_batch_gradient():
+    tied = tied_gradient_ledger(Config(width=6, shared_repeats=3))
+    ref = blog_variant(labels="detach", width=6, shared_repeats=3, epochs=1)
+    assert np.allclose(tied.table[".grad"], ref["first_grads"][2].reshape(-1).numpy(), atol=1e-6)
+
+
+def test_ledger_summary_and_no_shared_layer():
+    tied = tied_gradient_ledger(Config())
+    summary = ledger_summary(tied).set_index("gradient")
+    assert list(summary.index) == ["use 1", "use 2", "sum of uses", ".grad"]
+    assert summary.loc["sum of uses", "norm"] == pytest.approx(summary.loc[".grad", "norm"], rel=1e-6)
+    assert tied_gradient_ledger(Config(shared_repeats=0)) is None
+
+
+def test_tying_comparison_counts_parameters_and_draws_both_students():
+    tied, untied = train(Config(epochs=3, shared_repeats=3)), train(Config(epochs=3, shared_repeats=3, tied=False))
+    summary = tying_summary([tied, untied]).set_index("student")
+    assert summary.loc["untied", "parameters"] - summary.loc["tied", "parameters"] == 2 * (5 * 5 + 5)
+    assert summary.loc["tied", "final train MSE"] == tied.history.train_loss.iloc[-1]
+    curves = tying_curves([tied, untied])
+    assert set(curves.student) == {"tied", "untied"} and len(curves) == 4 * len(tied.history)
+
+
+def test_gallery_table_from_unpickled_outcomes(gallery):
+    import pickle
+
+    outcomes = tuple(gallery.values())
+    assert gallery_table(pickle.loads(pickle.dumps(outcomes))).equals(gallery_table(outcomes))

@@ -1,0 +1,113 @@
+"""The diagnosis views on the page, at a non-default width and repeats."""
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from fitlab import Config, train
+from fitlab.autopsy import autopsy
+from fitlab.fixes import VARIANTS
+from fitlab.tied_gradients import tied_gradient_ledger
+from test_diagnosis import parse_dot, red
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
+
+
+@pytest.fixture
+def app():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    for key, value in SETTINGS.items():
+        at.slider(key=key).set_value(value)
+    return at
+
+
+@pytest.fixture
+def failing(app):
+    app.checkbox(key="detach").uncheck().run()
+    assert not app.exception
+    return app
+
+
+def test_error_panel_stays_first_then_the_four_views(failing):
+    kinds = [type(e).__name__ for e in failing.main]
+    assert kinds.index("Error") < kinds.index("Header")
+    assert [s.value for s in failing.subheader][:4] == [
+        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
+    assert len(failing.error) == 1 and not failing.get("vega_lite_chart")
+
+
+def test_version_ledger_view(failing):
+    ledger = failing.table[0].value
+    expected = autopsy(Config(detach=False, **SETTINGS)).ledger
+    assert ledger.equals(expected)
+    assert sorted(ledger.parameter[ledger.stale]) == ["last.weight", "shared (used 3×).weight"]
+
+
+def test_graph_view_shows_the_stale_tensors(failing):
+    dot = failing.get("graphviz_chart")[0].proto.spec
+    nodes, _ = parse_dot(dot)
+    stale = [a for a in nodes.values() if a.get("shape") == "note" and red(a)]
+    assert len(stale) == 4  # last.weight once, the shared weight once per use
+    assert any("[7, 1]  now v2, saved v1" in a["label"] for a in stale)
+    assert any("`mat2` = `last.weight`" in m.value for m in failing.markdown)
+
+
+def test_anomaly_view_quotes_the_label_line(failing):
+    trace = failing.code[1].value
+    assert 'File "fitlab/data.py"' in trace and "out = teacher(inputs)" in trace
+    assert "module.py" not in trace
+    assert any("the line that computed the labels" in m.value for m in failing.markdown)
+
+
+def test_fix_gallery_view(failing):
+    table = failing.table[1].value
+    assert list(table.variant) == [v.name for v in VARIANTS]
+    message = train(Config(detach=False, **SETTINGS)).error.message
+    assert table.outcome[0] == f"RuntimeError: {message}"
+    assert table.outcome[1].startswith("trains: final train MSE")
+
+
+def test_tied_gradient_view_when_detached(app):
+    app.run()
+    assert not app.exception
+    assert "5. Tied-gradient ledger" in [s.value for s in app.subheader]
+    summary = app.table[0].value
+    expected = tied_gradient_ledger(Config(**SETTINGS))
+    assert len(summary) == expected.uses + 2
+    assert any(f"**{expected.uses} uses**" in m.value for m in app.markdown)
+    app.toggle(key="tied_entries").set_value(True).run()
+    assert app.dataframe[-1].value.equals(expected.table)
+
+
+def test_tying_comparison(app):
+    app.toggle(key="compare_tying").set_value(True).run()
+    assert not app.exception
+    assert len(app.get("vega_lite_chart")) == 2
+    counts = app.table[-1].value.set_index("student")["parameters"]
+    assert counts["untied"] - counts["tied"] == 2 * (7 * 7 + 7)
+
+
+def test_no_shared_layer(app):
+    app.slider(key="shared_repeats").set_value(0).run()
+    assert not app.exception
+    assert any("no shared layer" in i.value for i in app.info)
+
+
+def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
+    import ui.diagnosis as diagnosis
+
+    calls = []
+    for name in ("autopsy", "anomaly_trace", "run_variant", "tied_gradient_ledger"):
+        real = getattr(diagnosis, name)
+        monkeypatch.setattr(diagnosis, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    failing.run()
+    failing.checkbox(key="detach").check().run()
+    failing.checkbox(key="detach").uncheck().run()
+    assert not failing.exception
+    assert calls == ["tied_gradient_ledger"]  # the only view not yet seen for these settings

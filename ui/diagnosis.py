@@ -1,0 +1,184 @@
+"""The failure explained like a debugger would (detach off), and the tied
+layer's gradients (detach on). Every number shown comes from a real replay."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from fitlab import Config
+from fitlab.anomaly import AnomalyTrace, anomaly_trace
+from fitlab.autopsy import Autopsy, autopsy
+from fitlab.fixes import VARIANTS, FixOutcome, gallery_table, run_variant
+from fitlab.graph import graph_dot, named_in_error
+from fitlab.run import Run
+from fitlab.tied_gradients import TiedGradients, ledger_summary, tied_gradient_ledger
+from fitlab.tying import tying_chart, tying_summary
+from fitlab.versions import MOMENTS
+from ui.results import run_with_progress
+
+_STALE_ROW = "background-color: #fde0e0"
+
+
+@st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
+def cached_autopsy(config: Config) -> Autopsy:
+    """autopsy(config), once per config."""
+    return autopsy(config)
+
+
+@st.cache_data(max_entries=32, show_spinner="Replaying under anomaly mode…")
+def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
+    """anomaly_trace(config), once per config."""
+    return anomaly_trace(config)
+
+
+@st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
+def cached_outcome(config: Config, variant: int) -> FixOutcome:
+    """run_variant(config, VARIANTS[variant]), once per config and variant."""
+    return run_variant(config, VARIANTS[variant])
+
+
+def gallery_with_progress(config: Config) -> pd.DataFrame:
+    """The fix gallery's table, each variant from the cache or trained under a progress bar."""
+    bar = st.progress(0, text="Running every fix for real…")
+    outcomes = []
+    for i, variant in enumerate(VARIANTS):
+        bar.progress(i / len(VARIANTS), text=f"Running the fixes for real: {variant.name}")
+        outcomes.append(cached_outcome(config, i))
+    bar.empty()
+    return gallery_table(tuple(outcomes))
+
+
+@st.cache_data(max_entries=32, show_spinner="Taking one batch apart…")
+def cached_tied_gradients(config: Config) -> TiedGradients | None:
+    """tied_gradient_ledger(config), once per config."""
+    return tied_gradient_ledger(config)
+
+
+def failure_diagnosis(config: Config) -> None:
+    """Sections 1–4 under the error panel: version ledger, the labels'
+    graph, the anomaly trace, the fix gallery."""
+    st.header("Inside the failure")
+    st.caption("Four views of the same failure, each replayed from your settings.")
+    found = cached_autopsy(config)
+    version_ledger_section(found)
+    graph_section(found)
+    anomaly_section(cached_anomaly_trace(config))
+    gallery_section(config)
+
+
+def version_ledger_section(found: Autopsy) -> None:
+    """1. Each parameter's version counter at three moments, stale rows red."""
+    st.subheader("1. Version ledger")
+    ledger = found.ledger
+    stale = ledger[ledger.stale]
+    saved = ledger[ledger["saved by the labels' graph"] != "not saved"]
+    unsaved = ledger.parameter[~ledger.parameter.isin(saved.parameter)]
+    st.markdown(
+        "Every in-place write bumps a tensor's **version counter**; a tensor saved for "
+        "backward remembers the version it was saved at. Here is each parameter's counter "
+        f"{', '.join(MOMENTS[:-1])} and {MOMENTS[-1]}. The labels' graph saved "
+        f"**{len(saved)}** of {len(ledger)} parameters; **{len(stale)}** of them are stale "
+        f"(red): {', '.join(f'`{p}`' for p in stale.parameter) or 'none'}. "
+        f"The others ({', '.join(f'`{p}`' for p in unsaved) or 'none'}) were never saved: "
+        "a bias is not needed to differentiate a product, and the first layer's weight only "
+        "for a gradient of X, which needs none. Their new versions do no harm.")
+    styled = ledger.style.apply(lambda row: [_STALE_ROW if row.stale else ""] * len(row), axis=1)
+    st.table(styled.hide(axis="index"))
+
+
+def graph_section(found: Autopsy) -> None:
+    """2. The labels' autograd graph, stale saved tensors in red."""
+    st.subheader("2. The labels' autograd graph")
+    graph = found.graph
+    culprit = named_in_error(graph, found.error or "")
+    st.markdown(
+        "Backward walks from the top down. Boxes are grad_fn nodes, listing the activations "
+        "they saved; green ovals are the parameters (the shared weight is **one** oval with an "
+        "edge per use); notes beside a node are the parameters it saved. Each saved tensor "
+        "shows its shape, current version and the version it was saved at. "
+        f"**{len(graph.stale)}** of {len(graph.saved)} saved tensors are stale (red)."
+        + (f" The first one backward meets is `{culprit.name}` = `{culprit.parameter}`, "
+           f"saved as `{list(culprit.shape)}` (the transposed view `F.linear` multiplies by): "
+           "the tensor torch's message names."
+           if culprit is not None and culprit.parameter else ""))
+    st.graphviz_chart(graph_dot(graph))
+    st.caption("Read without tripping the check: via `node._raw_saved_<name>.data`, since "
+               "`node._saved_<name>` raises this very error. No saved-tensor hooks: with hooks "
+               "installed torch skips the version check and the script trains on wrong gradients.")
+
+
+def anomaly_section(trace: AnomalyTrace | None) -> None:
+    """3. The forward traceback anomaly mode attaches, trimmed."""
+    st.subheader("3. Anomaly trace")
+    if trace is None:
+        st.info("Under anomaly mode this configuration's backward did not fail.")
+        return
+    st.markdown(
+        "The error's hint says to enable anomaly detection. That only helps if it is on "
+        "**before the teacher's forward pass**: anomaly mode records a stack for each node "
+        "as the forward pass builds it. Turned on from the start, torch reports "
+        f"`Error detected in {trace.node}` with this forward traceback (trimmed to the frames "
+        "that help):")
+    st.code("\n".join(f'File "{f.short_file}", line {f.line}, in {f.function}\n    {f.code}'
+                      for f in trace.trimmed), language="text")
+    label = trace.label_frame
+    if label is not None:
+        st.markdown(
+            f"It points at `{label.code}` in `{label.function}` ({label.short_file}, line "
+            f"{label.line}): **the line that computed the labels**, not `loss.backward()` in "
+            "the training loop. That matters: the failing backward only *detects* the stale "
+            "tensor, but the graph that holds it was built, and the weight saved, when the "
+            "labels were made. That line is where the fix goes (`.detach()`).")
+    with st.expander("Torch's message under anomaly mode"):
+        st.code(trace.error, language="text")
+
+
+def gallery_section(config: Config) -> None:
+    """4. Every candidate fix, run for real on these settings."""
+    st.subheader("4. Fix gallery")
+    st.markdown(
+        f"Each variant changes one line of the blog's script and trains for real on your "
+        f"settings ({config.epochs} epochs). The outcome is torch's exact exception, or the "
+        "final losses.")
+    # A static table: the exception texts are long, and shown whole.
+    st.table(gallery_with_progress(config).style.hide(axis="index"))
+
+
+def tied_gradient_section(run: Run) -> None:
+    """5. The shared layer's gradient per use, their sum and .grad; and the
+    tied/untied comparison on request."""
+    config = run.config
+    st.header("The shared layer's gradients")
+    st.subheader("5. Tied-gradient ledger")
+    ledger = cached_tied_gradients(config)
+    if ledger is None:
+        st.info("With 0 repeats there is no shared layer to take apart.")
+    else:
+        _ledger_view(ledger)
+    if st.toggle(f"Compare with the {'untied' if config.tied else 'tied'} student",
+                 key="compare_tying",
+                 help="Trains the same settings with the other tying (Advanced › Tie the shared layer)."):
+        other = run_with_progress(replace(config, tied=not config.tied))
+        runs = sorted([run, other], key=lambda r: not r.config.tied)
+        st.table(tying_summary(runs))
+        st.altair_chart(tying_chart(runs), width="stretch")
+
+
+def _ledger_view(ledger: TiedGradients) -> None:
+    if ledger.tied:
+        st.markdown(
+            f"For the first batch of this run, before any step: the shared layer's weight "
+            f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
+            "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
+            f"the sum and `.grad` differ by at most **{ledger.max_difference:.3g}**.")
+    else:
+        st.markdown(
+            f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
+            "use's gradient (hooks on each use's output) in its `.grad`, off by at most "
+            f"**{ledger.max_difference:.3g}**. Tied, the one layer's `.grad` would be their sum.")
+    st.table(ledger_summary(ledger))
+    if st.toggle("Show every weight entry", key="tied_entries"):
+        st.dataframe(ledger.table, hide_index=True, width="stretch")
