@@ -59,6 +59,13 @@ from fitlab.weights import Layers, teacher_as_student, use_order
 MAX_POINTS = 101
 MAX_SWEEPS = 10
 
+# The page's one sentence on why raw distance is the wrong yardstick.
+WHY_RAW_STAYS_LARGE = (
+    "Relabelling the hidden units of a ReLU net, with the weights into and out of them, "
+    "does not change what the net computes, so the student can reproduce the teacher's "
+    "outputs (loss near zero) while sitting at a relabelled copy of its weights, far away "
+    "in raw distance; the matched distance removes that relabelling.")
+
 
 def recorded_epochs(epochs: int, max_points: int = MAX_POINTS) -> list[int]:
     """Evenly spaced epochs from 0 to `epochs` inclusive, at most max_points."""
