@@ -8,10 +8,13 @@ import pandas as pd
 
 from fitlab.compare import LoggedRun, overlay_long
 
+# Solid versus dashed is said in the page's captions: Streamlit's theme draws
+# no symbol in a stroke-dash legend.
+
 
 def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = False) -> alt.Chart:
     """The picked runs' losses on one chart: colour by run (the legend says
-    what differs), solid train and dashed test, smoothed by `weight` with the
+    what differs), train solid and test dashed, smoothed by `weight` with the
     raw value in the tooltip."""
     data = overlay_long(runs, weight, log_scale)
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
@@ -22,8 +25,9 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
             color=alt.Color("run:N", title="run", sort=[r.label for r in runs],
+                            scale=alt.Scale(scheme="category10"),
                             legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
-            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"]),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
             tooltip=[alt.Tooltip("run:N"), alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"),
                      alt.Tooltip("loss:Q", title="smoothed" if weight else "loss", format=".6g"),
                      alt.Tooltip("raw_loss:Q", title="raw", format=".6g")],
@@ -50,8 +54,8 @@ def distance_chart(distances: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("distance:Q", title="distance to the teacher", scale=alt.Scale(zero=True)),
-            color=alt.Color("layer:N", title="layer", sort=layers),
-            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"]),
+            color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
+            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
             tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
                      alt.Tooltip("distance:Q", format=".4g")],
         )
@@ -78,7 +82,8 @@ def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
 
 
 def slice_chart(slices: pd.DataFrame) -> alt.Chart:
-    """Loss along the straight lines to the teacher, t = 0 at the student."""
+    """Loss along the straight lines to the teacher, t = 0 at the student:
+    train solid, test dashed."""
     long = slices.melt(id_vars=["path", "t"], value_vars=["train_loss", "test_loss"],
                        var_name="split", value_name="loss")
     long["split"] = long["split"].map({"train_loss": "train", "test_loss": "test"})
@@ -89,8 +94,9 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("t:Q", title="t (0 = the student, 1 = the teacher)"),
             y=alt.Y("loss:Q", title="mean squared error", scale=alt.Scale(zero=True)),
-            color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"]))),
-            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"]),
+            color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
+                            scale=alt.Scale(scheme="category10")),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
                      alt.Tooltip("loss:Q", format=".4g")],
         )

@@ -48,6 +48,7 @@ def compare_section() -> None:
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
     log_scale = right.toggle("Log scale", key="compare_log_scale")
     st.altair_chart(overlay_chart(picked, weight, log_scale), width="stretch")
+    st.caption("Solid: train loss; dashed: test loss.")
     cache = run_cache()  # resolved here: the parameters file is built on another thread
     left, right = st.columns(2)
     left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
@@ -78,5 +79,5 @@ def student_section(run: Run) -> None:
         st.subheader("Loss on the straight line to the teacher")
         st.altair_chart(slice_chart(run.loss_slices), width="stretch")
         st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones. At t = 1 the loss is zero: the labels are the "
+                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 the loss is zero: the labels are the "
                    "teacher's outputs.")
