@@ -34,8 +34,10 @@ class LoggedRun:
 
     @property
     def label(self) -> str:
-        """How charts, lists and files name the run: number and what differs."""
-        return f"#{self.number} {describe_changes(self.config)}"
+        """How charts, lists and files name the run: number, what differs,
+        and whether training stopped on an error."""
+        stopped = f" (stopped: {self.stopped})" if self.stopped else ""
+        return f"#{self.number} {describe_changes(self.config)}{stopped}"
 
 
 class RunLog:

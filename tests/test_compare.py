@@ -39,6 +39,7 @@ def test_run_log_remembers_a_failed_run_as_stopped():
     log = RunLog()
     entry = log.add(train(Config(detach=False)))
     assert entry.stopped == "RuntimeError" and list(entry.history.epoch) == [0]
+    assert entry.label == "#1 detach=False (stopped: RuntimeError)"
 
 
 def test_smoothing_is_the_bias_corrected_ema():
