@@ -63,8 +63,9 @@ MAX_SWEEPS = 10
 WHY_RAW_STAYS_LARGE = (
     "Relabelling the hidden units of a ReLU net, with the weights into and out of them, "
     "does not change what the net computes, so the student can reproduce the teacher's "
-    "outputs (loss near zero) while sitting at a relabelled copy of its weights, far away "
-    "in raw distance; the matched distance removes that relabelling.")
+    "outputs (loss near zero) at a relabelled copy of its weights, far away in raw "
+    "distance; the matched distance removes that relabelling, and what remains shows "
+    "that the training rows are also fitted by weights that are not the teacher's.")
 
 
 def recorded_epochs(epochs: int, max_points: int = MAX_POINTS) -> list[int]:

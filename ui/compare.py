@@ -65,10 +65,11 @@ def student_section(run: Run) -> None:
     st.header("Student versus teacher")
     st.subheader("Distance from the teacher's weights")
     st.altair_chart(distance_chart(run.distances), width="stretch")
-    epochs = run.distances["epoch"].nunique()
+    recorded = run.distances["epoch"].nunique()
+    when = ("every epoch" if recorded == len(run.history)
+            else f"{recorded} evenly spaced epochs (at most {MAX_POINTS}, to keep big runs cheap)")
     st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} Recorded at {epochs} evenly "
-               f"spaced epochs (at most {MAX_POINTS}).")
+               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} Recorded at {when}.")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
