@@ -3,6 +3,7 @@ PyTorch's in-place error happens. Widgets in, pictures out."""
 
 import streamlit as st
 
+from ui.compare import compare_section, remember, student_section
 from ui.diagnosis import failure_diagnosis, tied_gradient_section
 from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
 from ui.sidebar import read_config
@@ -18,11 +19,14 @@ st.markdown(
 config = read_config()
 if config is not None:
     run = run_with_progress(config)
+    remember(run)
     if run.error is not None:
         error_panel(run)
         failure_diagnosis(config)
     else:
         loss_section(run)
+        student_section(run)
     parameter_tables(run)
     if run.error is None:
         tied_gradient_section(run)
+compare_section()

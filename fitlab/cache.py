@@ -19,7 +19,8 @@ from fitlab.run import Run
 def run_nbytes(run: Run) -> int:
     """Approximate memory held by a run's tables."""
     return int(sum(frame.memory_usage(deep=True).sum()
-                   for frame in (run.history, run.teacher_params, run.student_params)))
+                   for frame in (run.history, run.teacher_params, run.student_params,
+                                 run.distances, run.test_predictions, run.loss_slices)))
 
 
 class RunCache:

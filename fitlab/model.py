@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from fitlab.config import Config
+from fitlab.weights import Layers
 
 
 def seeded_linear(in_features: int, out_features: int, generator: torch.Generator) -> nn.Linear:
@@ -72,6 +73,12 @@ class TiedNet(nn.Sequential):
         else:
             named = [(f"shared copy {i + 1}", h) for i, h in enumerate(hidden)]
         return [("first", self.first), *named, ("last", self.last)]
+
+    def layer_arrays(self) -> Layers:
+        """named_layers() as (name, weight, bias) numpy copies: plain values
+        the engine-agnostic student-vs-teacher measures take."""
+        return [(name, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
+                for name, layer in self.named_layers()]
 
 
 def build_teacher(config: Config, generator: torch.Generator) -> TiedNet:

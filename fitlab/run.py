@@ -31,6 +31,14 @@ class Run:
     error           None, or the exception that stopped training.
     blog_test_loss  the test figure the blog's script would print for the
                     final student: the sum of per-batch mean losses.
+    distances       DataFrame: epoch, layer, raw, matched; each layer's
+                    distance from the teacher, raw and after matching hidden
+                    units (fitlab.distance), at a bounded set of epochs.
+    test_predictions  DataFrame: label, prediction; the final student on
+                    the test rows.
+    loss_slices     DataFrame: path, t, train_loss, test_loss; the loss along
+                    the straight lines from the initial and from the final
+                    student (t = 0) to the teacher (t = 1).
     """
 
     config: Config
@@ -39,3 +47,6 @@ class Run:
     student_params: pd.DataFrame
     error: TrainingError | None
     blog_test_loss: float | None
+    distances: pd.DataFrame
+    test_predictions: pd.DataFrame
+    loss_slices: pd.DataFrame

@@ -10,7 +10,10 @@ from torch import nn
 
 from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
+from fitlab.distance import DistanceTracker
+from fitlab.landscape import teacher_slices
 from fitlab.model import build_teacher, reinitialise_as_student, untie
+from fitlab.predictions import prediction_table
 from fitlab.run import Run, TrainingError
 from fitlab.tables import parameter_table
 
@@ -28,6 +31,7 @@ def train(config: Config, progress: Progress | None = None) -> Run:
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_params = parameter_table(teacher.named_layers())
+    teacher_layers = teacher.layer_arrays()  # copied now: the re-init below overwrites them
     inputs = draw_inputs(config, generator)
     labels = make_labels(teacher, inputs, config.detach)
     # The blog re-initialises the very object that made the labels.
@@ -35,6 +39,9 @@ def train(config: Config, progress: Progress | None = None) -> Run:
     reinitialise_as_student(student, generator)
     if not config.tied:
         student = untie(student)
+    initial_layers = student.layer_arrays()
+    tracker = DistanceTracker(teacher_layers, config.shared_repeats, config.epochs)
+    tracker.record(0, initial_layers)
 
     train_x, train_y = inputs[: config.n_train], labels[: config.n_train]
     test_x, test_y = inputs[config.n_train:], labels[config.n_train:]
@@ -53,9 +60,13 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         if error is not None:
             break
         rows.append(losses(epoch))
+        if tracker.wants(epoch):
+            tracker.record(epoch, student.layer_arrays())
         if progress is not None:
             progress(epoch, config.epochs)
 
+    final_layers = student.layer_arrays()
+    x, y = inputs.numpy(), labels.detach().numpy()[:, 0]
     return Run(
         config=config,
         history=pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"]),
@@ -63,6 +74,12 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         student_params=parameter_table(student.named_layers()),
         error=error,
         blog_test_loss=None if error else _blog_test_figure(student, loss_fn, test_x, test_y, config.batch_size),
+        # Student versus teacher, from plain arrays (engine-agnostic).
+        distances=tracker.table(),
+        test_predictions=prediction_table(final_layers, config.shared_repeats,
+                                          x[config.n_train:], y[config.n_train:]),
+        loss_slices=teacher_slices(initial_layers, final_layers, teacher_layers,
+                                   config.shared_repeats, x, y, config.n_train),
     )
 
 

@@ -1,5 +1,6 @@
 """The diagnosis views on the page, at a non-default width and repeats."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,12 @@ def app():
     return at
 
 
+def encoded_by(at, channel, field):
+    """The page's charts whose `channel` encodes `field`."""
+    specs = (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))
+    return [s for s in specs if s.get("encoding", {}).get(channel, {}).get("field") == field]
+
+
 @pytest.fixture
 def failing(app):
     app.checkbox(key="detach").uncheck().run()
@@ -39,7 +46,7 @@ def test_error_panel_stays_first_then_the_four_views(failing):
     assert kinds.index("Error") < kinds.index("Header")
     assert [s.value for s in failing.subheader][:4] == [
         "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
-    assert len(failing.error) == 1 and not failing.get("vega_lite_chart")
+    assert len(failing.error) == 1 and not encoded_by(failing, "color", "split")
 
 
 def test_version_ledger_view(failing):
@@ -88,7 +95,9 @@ def test_tied_gradient_view_when_detached(app):
 def test_tying_comparison(app):
     app.toggle(key="compare_tying").set_value(True).run()
     assert not app.exception
-    assert len(app.get("vega_lite_chart")) == 2
+    own = [c for c in encoded_by(app, "color", "split") if "strokeDash" not in c["encoding"]]
+    assert len(own) == 1  # the run's own loss chart
+    assert len(encoded_by(app, "strokeDash", "student")) == 1  # tied against untied
     counts = app.table[-1].value.set_index("student")["parameters"]
     assert counts["untied"] - counts["tied"] == 2 * (7 * 7 + 7)
 

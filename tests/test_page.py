@@ -36,7 +36,10 @@ def train_calls(monkeypatch):
 
 
 def charts(at):
-    return at.get("vega_lite_chart")
+    """The current run's loss chart (the page's other charts colour by run,
+    layer or path, not by split)."""
+    return [c for c in at.get("vega_lite_chart")
+            if json.loads(c.proto.spec).get("encoding", {}).get("color", {}).get("field") == "split"]
 
 
 def test_default_page_renders_chart_and_both_tables(app):

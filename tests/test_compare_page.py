@@ -1,0 +1,93 @@
+"""The comparison view and the student-versus-teacher charts, through AppTest."""
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from fitlab import Config
+from fitlab.compare import runs_csv
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+
+
+@pytest.fixture
+def app():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+def chart_by_colour(at, field):
+    """The one chart whose colour encodes `field`, as (spec, data)."""
+    found = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        if spec.get("encoding", {}).get("color", {}).get("field") == field:
+            data = pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_pandas()
+            found.append((spec, data))
+    assert len(found) == 1
+    return found[0]
+
+
+def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
+    assert app.multiselect(key="compare_picked").value == ["#1 defaults"]
+    app.slider(key="width").set_value(6).run()
+    assert not app.exception and not app.error
+    picked = app.multiselect(key="compare_picked").value
+    assert picked == ["#1 defaults", "#2 width=6"]
+    spec, data = chart_by_colour(app, "run")
+    assert set(data.run) == set(picked)
+    assert spec["encoding"]["color"]["sort"] == picked
+    log = app.session_state["run_log"]
+    table = pd.read_csv(io.StringIO(runs_csv(log.find(picked))))
+    assert set(table.run) == set(picked)
+    assert set(table.width) == {5, 6}
+    assert (table.groupby("run").size() == Config().epochs + 1).all()
+
+
+def test_unpicking_a_run_takes_it_off_the_chart(app):
+    app.slider(key="width").set_value(6).run()
+    app.multiselect(key="compare_picked").unselect("#1 defaults").run()
+    _, data = chart_by_colour(app, "run")
+    assert set(data.run) == {"#2 width=6"}
+    # Going back to the first config reuses its number and does not pick it again.
+    app.slider(key="width").set_value(5).run()
+    assert app.multiselect(key="compare_picked").value == ["#2 width=6"]
+    assert app.multiselect(key="compare_picked").options == ["#2 width=6", "#1 defaults"]
+
+
+def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
+    app.slider(key="compare_smoothing").set_value(0.8)
+    app.toggle(key="compare_log_scale").set_value(True).run()
+    spec, data = chart_by_colour(app, "run")
+    assert spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert (data.loss != data.raw_loss).any()
+    assert data.raw_loss.iloc[0] == data.loss.iloc[0]    # epoch 0: nothing to average yet
+
+
+def test_student_versus_teacher_charts_show_the_runs_own_data(app):
+    _, distances = chart_by_colour(app, "layer")
+    assert set(distances.measure) == {"raw", "matched"}
+    assert set(distances.layer) == {"first", "shared (used 2×)", "last"}
+    _, slices = chart_by_colour(app, "path")
+    assert set(slices.path) == {"initial student → teacher", "final student → teacher"}
+    layered = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")
+               if "layer" in json.loads(c.proto.spec)]
+    assert len(layered) == 1   # the prediction scatter with its y = x line
+
+
+def test_a_failed_run_is_listed_but_has_no_student_charts(app):
+    app.checkbox(key="detach").uncheck().run()
+    assert not app.exception
+    assert app.multiselect(key="compare_picked").value == ["#1 defaults", "#2 detach=False (stopped: RuntimeError)"]
+    kinds = {json.loads(c.proto.spec).get("encoding", {}).get("color", {}).get("field")
+             for c in app.get("vega_lite_chart")}
+    assert kinds == {"run"}

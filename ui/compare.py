@@ -1,0 +1,84 @@
+"""Comparing: the session's runs overlaid, and the student against its teacher."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import fitlab
+from fitlab.compare import RunLog, parameters_csv, runs_csv
+from fitlab.compare_charts import distance_chart, overlay_chart, prediction_chart, slice_chart
+from fitlab.distance import MAX_POINTS, WHY_RAW_STAYS_LARGE
+from fitlab.run import Run
+from ui.results import run_cache
+
+PICKED = "compare_picked"
+
+
+def run_log() -> RunLog:
+    """This session's run log, made on first use."""
+    return st.session_state.setdefault("run_log", RunLog())
+
+
+def remember(run: Run) -> None:
+    """Log `run`; a run made for the first time joins the overlay."""
+    log = run_log()
+    known = {r.label for r in log.runs}
+    entry = log.add(run)
+    kept = {r.label for r in log.runs}
+    picked = [label for label in st.session_state.get(PICKED, []) if label in kept]
+    if entry.label not in known:
+        picked.append(entry.label)
+    st.session_state[PICKED] = picked
+
+
+def compare_section() -> None:
+    """Pick runs of this session and overlay their losses; download them."""
+    log = run_log()
+    st.header("Compare runs")
+    st.caption(f"Every run of this session (the last {log.limit}; the oldest goes first), "
+               "named by the settings that differ from the defaults. They come from the "
+               "training cache: nothing trains again.")
+    labels = st.multiselect("Runs to overlay", [r.label for r in log.runs], key=PICKED)
+    picked = log.find(labels)
+    if not picked:
+        st.info("Pick one or more runs to overlay.")
+        return
+    left, right = st.columns([3, 1])
+    weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing",
+                         help="Exponential moving average weight; the tooltip keeps the raw value.")
+    log_scale = right.toggle("Log scale", key="compare_log_scale")
+    st.altair_chart(overlay_chart(picked, weight, log_scale), width="stretch")
+    st.caption("Solid: train loss; dashed: test loss.")
+    cache = run_cache()  # resolved here: the parameters file is built on another thread
+    left, right = st.columns(2)
+    left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
+                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs")
+    right.download_button(
+        "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
+        key="download_parameters",
+        data=lambda: parameters_csv([(r.label, cache.get(r.config, fitlab.train)) for r in picked]))
+
+
+def student_section(run: Run) -> None:
+    """How close the student came to the teacher: weights, outputs, and the
+    loss on the way."""
+    st.header("Student versus teacher")
+    st.subheader("Distance from the teacher's weights")
+    st.altair_chart(distance_chart(run.distances), width="stretch")
+    recorded = run.distances["epoch"].nunique()
+    when = ("every epoch" if recorded == len(run.history)
+            else f"{recorded} evenly spaced epochs (at most {MAX_POINTS}, to keep big runs cheap)")
+    st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
+               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} Recorded at {when}.")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Predicted versus true labels")
+        st.altair_chart(prediction_chart(run.test_predictions), width="stretch")
+        st.caption(f"The final student on the {len(run.test_predictions)} test rows; "
+                   "a perfect student sits on the dashed line.")
+    with right:
+        st.subheader("Loss on the straight line to the teacher")
+        st.altair_chart(slice_chart(run.loss_slices), width="stretch")
+        st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
+                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 the loss is zero: the labels are the "
+                   "teacher's outputs.")
