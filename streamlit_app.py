@@ -4,6 +4,7 @@ PyTorch's in-place error happens. Widgets in, pictures out."""
 import streamlit as st
 
 from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
+from ui.share import warn_about_url
 from ui.sidebar import read_config
 
 st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
@@ -22,3 +23,4 @@ if config is not None:
     else:
         loss_section(run)
     parameter_tables(run)
+warn_about_url()  # last: every widget has read the URL by now

@@ -19,6 +19,19 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "seed": (0, 2**32 - 1),
 }
 
+# The work budget: a run whose estimated training time exceeds BUDGET_SECONDS
+# is refused, so no request keeps a server thread busy for long. The estimate
+# models the slowest engine (torch autograd), measured on the 2-core server
+# this was built on (tools/measure_budget.py refits the constants): seconds per
+# epoch (evaluation and bookkeeping), per SGD step, per step and shared-layer
+# use, and per million multiply-adds (forward + backward on the training rows,
+# forward on all rows to score each epoch).
+BUDGET_SECONDS = 5.0
+SECONDS_PER_EPOCH = 1.5e-3
+SECONDS_PER_STEP = 4.0e-4
+SECONDS_PER_STEP_PER_REPEAT = 6.0e-5
+SECONDS_PER_MEGA_MULTIPLY = 1.0e-4
+
 
 @dataclass(frozen=True)
 class Config:
@@ -63,6 +76,7 @@ class Config:
         _check_range("n_train", self.n_train, 1, self.n_samples - 1,
                      why=" (at least one row must be left for the test set)")
         _check_range("batch_size", self.batch_size, 1, self.n_train, why=" (at most n_train)")
+        _check_budget(self)
 
     @property
     def n_test(self) -> int:
@@ -74,6 +88,12 @@ class Config:
         """SGD steps per epoch, counting the short last batch."""
         return math.ceil(self.n_train / self.batch_size)
 
+    @property
+    def estimated_seconds(self) -> float:
+        """Roughly how long train(self) takes on the slowest engine (see
+        BUDGET_SECONDS); the cost grows as epochs × batches × width²."""
+        return estimated_seconds(self)
+
     def as_dict(self) -> dict:
         """The fields as a plain dict, in declaration order."""
         return asdict(self)
@@ -84,6 +104,29 @@ class Config:
         return {k: v for k, v in self.as_dict().items() if getattr(default, k) != v}
 
 
+def estimated_seconds(config: Config) -> float:
+    """Estimated training time of `config` on the slowest engine, in seconds:
+    the cost model behind BUDGET_SECONDS."""
+    steps = config.epochs * config.batches_per_epoch
+    per_row = config.width * (config.in_features + config.shared_repeats * config.width + 1)
+    rows = 3 * config.n_train + config.n_samples  # train forward + backward, then scoring
+    multiplies = config.epochs * rows * per_row
+    return (config.epochs * SECONDS_PER_EPOCH
+            + steps * (SECONDS_PER_STEP + config.shared_repeats * SECONDS_PER_STEP_PER_REPEAT)
+            + multiplies / 1e6 * SECONDS_PER_MEGA_MULTIPLY)
+
+
+def _check_budget(config: Config) -> None:
+    seconds = estimated_seconds(config)
+    if seconds > BUDGET_SECONDS:
+        raise ValueError(
+            f"epochs={config.epochs}, batch_size={config.batch_size}, n_train={config.n_train}, "
+            f"width={config.width}, shared_repeats={config.shared_repeats} is too much work: "
+            f"about {seconds:.0f} s of training, over the budget of {BUDGET_SECONDS:g} s per run "
+            f"(the cost grows as epochs × batches × width²). Lower epochs, width or "
+            f"shared_repeats, or raise batch_size.")
+
+
 def _check_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name}={value!r} is not allowed: it must be a whole number "
@@ -92,7 +135,9 @@ def _check_int(name: str, value) -> None:
 
 
 def _check_float(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    # An int is always finite (and math.isfinite overflows on a huge one).
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value))):
         raise ValueError(f"{name}={value!r} is not allowed: it must be a number "
                          f"from {BOUNDS[name][0]:g} to {BOUNDS[name][1]:g}")
     _check_range(name, value, *BOUNDS[name])
