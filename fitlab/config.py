@@ -74,8 +74,8 @@ class Config:
             else:
                 _check_float(f.name, value)
         _check_range("n_train", self.n_train, 1, self.n_samples - 1,
-                     why=" (at least one row must be left for the test set)")
-        _check_range("batch_size", self.batch_size, 1, self.n_train, why=" (at most n_train)")
+                     why=f" with n_samples={self.n_samples}: at least one row must be left for the test set")
+        _check_range("batch_size", self.batch_size, 1, self.n_train, why=f", at most n_train={self.n_train}")
         _check_budget(self)
 
     @property

@@ -13,7 +13,6 @@ import math
 import torch
 from torch import nn
 
-import fitlab.threads  # noqa: F401  (sets torch's thread count before any run)
 from fitlab.config import Config
 
 

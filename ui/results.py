@@ -8,7 +8,7 @@ import fitlab
 from fitlab import Config
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart
-from fitlab.lesson import FIX_CODE, error_explanation, blog_figure_note
+from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, error_explanation
 from fitlab.run import Run
 from fitlab.tables import history_csv
 
@@ -45,7 +45,10 @@ def error_panel(run: Run) -> None:
 
 
 def loss_section(run: Run) -> None:
-    """Final losses, the loss chart and its CSV."""
+    """Final losses, the loss chart and its CSV; a diverged run says so first."""
+    diverged = divergence_note(run)
+    if diverged is not None:
+        st.warning(diverged)
     last = run.history.iloc[-1]
     left, right = st.columns(2)
     left.metric("Final train MSE", f"{last.train_loss:.4g}")
