@@ -169,3 +169,13 @@ def test_garbage_in_the_url_warns_and_the_page_works(page, server):
     expect(page.locator(CHART)).to_have_count(1)
     expect(page.locator(TABLE)).to_have_count(2)
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_diverging_run_says_so_and_charts_the_finite_part(page, server):
+    open_page(page, f"{server}/?lr=5&shared_repeats=8")
+    expect(page.locator('[data-testid="stAlert"]', has_text="diverged at epoch 2")).to_have_count(1)
+    expect(page.locator(CHART)).to_have_count(1)
+    expect(page.locator(TABLE)).to_have_count(2)
+    rerun_after(page, lambda: page.get_by_text("Log scale").click())
+    expect(page.locator(CHART)).to_have_count(1)
+    assert page.locator('[data-testid="stException"]').count() == 0
