@@ -25,7 +25,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
 # this was built on (tools/measure_budget.py refits the constants): seconds per
 # epoch (evaluation and bookkeeping), per SGD step, per step and shared-layer
 # use, and per million multiply-adds (forward + backward on the training rows,
-# forward on all rows to score each epoch).
+# forward on all rows to score each epoch). The constants are least-squares
+# fits made while other jobs loaded the machine, rounded up: on an idle
+# machine runs take about half the estimate.
 BUDGET_SECONDS = 5.0
 SECONDS_PER_EPOCH = 1.5e-3
 SECONDS_PER_STEP = 4.0e-4
