@@ -2,7 +2,6 @@
 users at once, and a cache whose memory stays flat."""
 
 import io
-import math
 import os
 import threading
 
@@ -190,6 +189,6 @@ def test_cache_memory_stays_flat_over_200_distinct_configs():
           f"{rss[200] / 2**20:.1f} MiB: growth {growth / 2**20:+.1f} MiB; "
           f"cache holds {len(cache)} runs, {cache.nbytes / 2**20:.1f} MiB")
     assert len(cache) == 64 and cache.nbytes <= cache.max_bytes
-    # Once full, the next 100 runs replace old ones: memory grows by no more
-    # than a fraction of what the cache holds.
-    assert growth < max(cache.nbytes, 8 * 2**20)
+    # Once full, the next 100 runs replace old ones. Kept instead, they would
+    # add about 100/64 of what the cache holds; allow allocator noise only.
+    assert growth < cache.nbytes / 2
