@@ -121,9 +121,13 @@ def estimated_seconds(config: Config) -> float:
 def _check_budget(config: Config) -> None:
     seconds = estimated_seconds(config)
     if seconds > BUDGET_SECONDS:
+        # Name every field the cost depends on; the library-only ones when set.
+        costly = ["epochs", "batch_size", "n_train", "width", "shared_repeats"]
+        costly += [f for f in ("n_samples", "in_features")
+                   if getattr(config, f) != Config.__dataclass_fields__[f].default]
+        named = ", ".join(f"{f}={getattr(config, f)}" for f in costly)
         raise ValueError(
-            f"epochs={config.epochs}, batch_size={config.batch_size}, n_train={config.n_train}, "
-            f"width={config.width}, shared_repeats={config.shared_repeats} is too much work: "
+            f"{named} is too much work: "
             f"about {seconds:.0f} s of training, over the budget of {BUDGET_SECONDS:g} s per run "
             f"(the cost grows as epochs × batches × width²). Lower epochs, width or "
             f"shared_repeats, or raise batch_size.")

@@ -73,6 +73,9 @@ def test_too_much_work_is_refused_naming_the_fields_and_the_budget():
         assert part in text
     # The same epochs in one batch per epoch is cheap enough.
     Config(epochs=2000, batch_size=50)
+    # Library-only fields are named when they make the cost.
+    with pytest.raises(ValueError, match="n_samples=20000, in_features=256 is too much work"):
+        Config(n_samples=20000, in_features=256, width=256, shared_repeats=8)
 
 
 def test_the_estimate_grows_with_epochs_batches_and_width():
