@@ -25,9 +25,9 @@ _WATCH_RUNS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     window.fitlabRan = false;
     if (window.fitlabWatch) window.fitlabWatch.disconnect();
-    window.fitlabWatch = new MutationObserver(() => {
-        if (app.getAttribute('data-test-script-state') !== 'notRunning') window.fitlabRan = true;
-    });
+    // Called after the fact, possibly once for a whole run: any change of
+    // the state from the idle 'notRunning' means a run started.
+    window.fitlabWatch = new MutationObserver(() => { window.fitlabRan = true; });
     window.fitlabWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
 _RAN_AND_IDLE = """() => window.fitlabRan && document.querySelector('[data-testid="stApp"]')
