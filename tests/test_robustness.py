@@ -33,8 +33,11 @@ ANY_VALUE = st.one_of(
 
 def field_value(name):
     """Mostly values near the field's range, some of any type."""
-    if name in ("detach", "tied"):
+    default = getattr(Config(), name)
+    if isinstance(default, bool):
         return st.one_of(st.booleans(), ANY_VALUE)
+    if name not in BOUNDS:  # a choice (not a number): its default, or anything
+        return st.one_of(st.just(default), ANY_VALUE)
     low, high = BOUNDS[name]
     near = (st.floats(min_value=low / 2, max_value=high * 2) if name == "lr"
             else st.integers(min_value=int(low) - 2, max_value=int(high) + 2))
