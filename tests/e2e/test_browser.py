@@ -6,6 +6,7 @@ Every wait is for the app itself: the stApp element's script-run state
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -79,9 +80,11 @@ def expect_table_rows(page, rows: int) -> None:
         expect(grids.nth(i)).to_have_attribute("aria-rowcount", str(rows + 1))
 
 
-def final_train_mse(page) -> str:
+def expect_final_train_mse(page, config: Config) -> None:
+    """The page's final train MSE is train(config)'s, as the page formats it."""
     metric = page.locator('[data-testid="stMetric"]', has_text="Final train MSE")
-    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    expect(metric.locator('[data-testid="stMetricValue"]')).to_have_text(
+        f"{train(config).history.train_loss.iloc[-1]:.4g}")
 
 
 def expected_rows(config: Config) -> int:
@@ -98,7 +101,7 @@ def test_default_page_renders_chart_and_both_tables(page, server):
     expect(page.locator(CHART)).to_have_count(1)
     expect(page.locator(TABLE)).to_have_count(2)
     expect_table_rows(page, expected_rows(Config()))
-    assert final_train_mse(page) == f"{train(Config()).history.train_loss.iloc[-1]:.4g}"
+    expect_final_train_mse(page, Config())
     assert page.locator('[data-testid="stException"]').count() == 0
     DOCS.mkdir(exist_ok=True)
     page.screenshot(path=str(DOCS / "default-page.png"), full_page=False)
@@ -108,9 +111,9 @@ def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
     open_page(page, server)
     toggle_detach(page)
     alert = page.locator('[data-testid="stAlert"]', has_text="loss.backward()")
-    assert "[torch.FloatTensor [5, 1]], which is output 0 of AsStrided, is at version 2; " \
-           "expected version 1 instead" in alert.inner_text()
-    assert train(Config(detach=False)).error.message.splitlines()[0] in alert.inner_text()
+    expect(alert).to_contain_text("[torch.FloatTensor [5, 1]], which is output 0 of AsStrided, "
+                                  "is at version 2; expected version 1 instead")
+    expect(alert).to_contain_text(train(Config(detach=False)).error.message.splitlines()[0])
     expect(page.locator(CHART)).to_have_count(0)
     page.screenshot(path=str(DOCS / "error-panel.png"), full_page=False)
     start = time.perf_counter()
@@ -118,7 +121,7 @@ def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
     page.wait_for_selector(CHART)
     record("cached config: toggle detach back on to its chart", time.perf_counter() - start)
     expect(page.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(0)
-    assert "detach" not in page.url  # back at the default: the URL is clean again
+    expect(page).not_to_have_url(re.compile("detach"))  # back at the default: a clean URL
 
 
 def test_changing_width_updates_the_tables_and_the_url(page, server):
@@ -129,7 +132,7 @@ def test_changing_width_updates_the_tables_and_the_url(page, server):
     page.wait_for_selector(CHART)
     record("new default-size config (width 6): to its chart", time.perf_counter() - start)
     expect_table_rows(page, expected_rows(Config(width=6)))
-    assert "width=6" in page.url
+    expect(page).to_have_url(re.compile(r"[?&]width=6\b"))
 
 
 def test_loss_csv_downloads_and_matches_train(page, server, tmp_path):
@@ -149,14 +152,13 @@ def test_loss_csv_downloads_and_matches_train(page, server, tmp_path):
 def test_a_share_link_opens_the_same_run(page, browser, server):
     config = Config(width=7, lr=0.05, seed=3, epochs=40)
     open_page(page, f"{server}/?width=7&lr=0.05&seed=3&epochs=40")
-    expected = f"{train(config).history.train_loss.iloc[-1]:.4g}"
-    assert final_train_mse(page) == expected
+    expect_final_train_mse(page, config)
     expect_table_rows(page, expected_rows(config))
     # The URL the page shows is itself the link: a second visitor sees the same run.
     other = browser.new_context().new_page()
     try:
         open_page(other, page.url)
-        assert final_train_mse(other) == expected
+        expect_final_train_mse(other, config)
     finally:
         other.context.close()
 
@@ -164,8 +166,8 @@ def test_a_share_link_opens_the_same_run(page, browser, server):
 def test_garbage_in_the_url_warns_and_the_page_works(page, server):
     open_page(page, f"{server}/?width=abc&lr=-1&colour=red")
     warning = page.locator('[data-testid="stAlert"]', has_text="Some of this link was ignored")
-    text = warning.inner_text()
-    assert "width=abc" in text and "lr=-1" in text and "colour" in text
+    for part in ("width=abc", "lr=-1", "colour"):
+        expect(warning).to_contain_text(part)
     expect(page.locator(CHART)).to_have_count(1)
     expect(page.locator(TABLE)).to_have_count(2)
     assert page.locator('[data-testid="stException"]').count() == 0
