@@ -65,9 +65,12 @@ def toggle_detach(page) -> None:
 
 
 def expect(locator):
-    """Playwright's retrying assertion: elements draw just after a run ends."""
+    """Playwright's retrying assertion: elements draw just after a run ends.
+    Its default 5 s is short on a loaded 2-core machine; the suite's own
+    patience is the page's 90 s."""
     from playwright.sync_api import expect as playwright_expect
 
+    playwright_expect.set_options(timeout=90_000)
     return playwright_expect(locator)
 
 
