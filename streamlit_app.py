@@ -6,6 +6,7 @@ import streamlit as st
 from ui.compare import compare_section, remember, student_section
 from ui.diagnosis import failure_diagnosis, tied_gradient_section
 from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
+from ui.share import warn_about_url
 from ui.sidebar import read_config
 
 st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
@@ -17,16 +18,27 @@ st.markdown(
 )
 
 config = read_config()
-if config is not None:
+if config is None:
+    compare_section()  # earlier runs stay comparable while the settings are invalid
+else:
     run = run_with_progress(config)
     remember(run)
     if run.error is not None:
-        error_panel(run)
-        failure_diagnosis(config)
+        error_panel(run)  # the lesson comes first, torch's own words
+        inside, compare = st.tabs(["Inside the failure", "Compare runs"])
+        with inside:
+            failure_diagnosis(config)
+            parameter_tables(run)
     else:
-        loss_section(run)
-        student_section(run)
-    parameter_tables(run)
-    if run.error is None:
-        tied_gradient_section(run)
-compare_section()
+        training, student, gradients, compare = st.tabs(
+            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs"])
+        with training:
+            loss_section(run)
+            parameter_tables(run)
+        with student:
+            student_section(run)
+        with gradients:
+            tied_gradient_section(run)
+    with compare:
+        compare_section()
+warn_about_url()  # last: every widget has read the URL by now

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -59,3 +61,25 @@ def blog_figure_note(run: Run) -> str:
             f"test rows ({true_mse:.4g}); the blog's script would print "
             f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
             f"instead of averaging them.")
+
+
+def diverged_at(run: Run) -> int | None:
+    """The first epoch whose train or test loss is not a finite number
+    (NaN or inf: training blew up), or None if every loss is finite."""
+    history = run.history
+    finite = np.isfinite(history.train_loss) & np.isfinite(history.test_loss)
+    if finite.all():
+        return None
+    return int(history.epoch[~finite].iloc[0])
+
+
+def divergence_note(run: Run) -> str | None:
+    """Markdown saying plainly that and when a run diverged, or None."""
+    epoch = diverged_at(run)
+    if epoch is None:
+        return None
+    drawn = "epoch 0" if epoch == 1 else f"epochs 0 to {epoch - 1}"
+    return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
+            f"became NaN, because each SGD step overshot by more than the last (learning "
+            f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
+            f"losses ({drawn}); the tables and the CSV keep everything, NaN and inf included.")

@@ -16,6 +16,7 @@ from fitlab.model import build_teacher, reinitialise_as_student, untie
 from fitlab.predictions import prediction_table
 from fitlab.run import Run, TrainingError
 from fitlab.tables import parameter_table
+from fitlab.threads import use_torch_threads
 
 Progress = Callable[[int, int], None]
 
@@ -28,6 +29,7 @@ def train(config: Config, progress: Progress | None = None) -> Run:
     backward() (the blog's error when labels are not detached) ends training
     and is returned in `run.error`, never raised.
     """
+    use_torch_threads()  # per OS thread: each session trains in its own
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_params = parameter_table(teacher.named_layers())

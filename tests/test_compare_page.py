@@ -2,39 +2,26 @@
 
 import io
 import json
-from pathlib import Path
-
 import pandas as pd
 import pyarrow as pa
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from fitlab import Config
 from fitlab.compare import runs_csv
-
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+from page_helpers import charts_encoding, open_page
 
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    return at
+    return open_page()
 
 
 def chart_by_colour(at, field):
     """The one chart whose colour encodes `field`, as (spec, data)."""
-    found = []
-    for chart in at.get("vega_lite_chart"):
-        spec = json.loads(chart.proto.spec)
-        if spec.get("encoding", {}).get("color", {}).get("field") == field:
-            data = pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_pandas()
-            found.append((spec, data))
+    found = charts_encoding(at, "color", field)
     assert len(found) == 1
-    return found[0]
+    chart = found[0]
+    return json.loads(chart.proto.spec), pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_pandas()
 
 
 def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):

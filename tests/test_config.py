@@ -21,6 +21,8 @@ def test_each_bound_is_inclusive_and_enforced(field):
         extra = {"n_samples": max(value, 51)} if field == "n_samples" else {}
         if field == "n_samples" and value < 51:
             extra = {"n_samples": value, "n_train": 1, "batch_size": 1}
+        if field == "epochs":  # one batch per epoch keeps 2000 epochs in the work budget
+            extra = {"batch_size": Config().n_train}
         Config(**{field: value, **extra})
     for bad in (low - 1, high + 1):
         bad = int(bad) if is_int else bad

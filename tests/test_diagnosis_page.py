@@ -1,37 +1,23 @@
 """The diagnosis views on the page, at a non-default width and repeats."""
 
-import json
-from pathlib import Path
-
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
 from fitlab.autopsy import autopsy
 from fitlab.fixes import VARIANTS
 from fitlab.tied_gradients import tied_gradient_ledger
+from page_helpers import charts_encoding, loss_charts, open_page
 from test_diagnosis import parse_dot, red
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
+    at = open_page(timeout=120)
     for key, value in SETTINGS.items():
         at.slider(key=key).set_value(value)
     return at
-
-
-def encoded_by(at, channel, field):
-    """The page's charts whose `channel` encodes `field`."""
-    specs = (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))
-    return [s for s in specs if s.get("encoding", {}).get(channel, {}).get("field") == field]
 
 
 @pytest.fixture
@@ -46,7 +32,7 @@ def test_error_panel_stays_first_then_the_four_views(failing):
     assert kinds.index("Error") < kinds.index("Header")
     assert [s.value for s in failing.subheader][:4] == [
         "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
-    assert len(failing.error) == 1 and not encoded_by(failing, "color", "split")
+    assert len(failing.error) == 1 and not loss_charts(failing)
 
 
 def test_version_ledger_view(failing):
@@ -95,9 +81,8 @@ def test_tied_gradient_view_when_detached(app):
 def test_tying_comparison(app):
     app.toggle(key="compare_tying").set_value(True).run()
     assert not app.exception
-    own = [c for c in encoded_by(app, "color", "split") if "strokeDash" not in c["encoding"]]
-    assert len(own) == 1  # the run's own loss chart
-    assert len(encoded_by(app, "strokeDash", "student")) == 1  # tied against untied
+    assert len(loss_charts(app)) == 1  # the run's own
+    assert len(charts_encoding(app, "strokeDash", "student")) == 1  # tied against untied
     counts = app.table[-1].value.set_index("student")["parameters"]
     assert counts["untied"] - counts["tied"] == 2 * (7 * 7 + 7)
 

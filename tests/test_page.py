@@ -1,25 +1,17 @@
 """The page, driven through Streamlit's AppTest."""
 
 import json
-from pathlib import Path
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 import fitlab
 from fitlab import Config, train
-
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+from page_helpers import loss_charts, open_page
 
 
 @pytest.fixture
 def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    return at
+    return open_page()
 
 
 @pytest.fixture
@@ -35,16 +27,9 @@ def train_calls(monkeypatch):
     return calls
 
 
-def charts(at):
-    """The current run's loss chart (the page's other charts colour by run,
-    layer or path, not by split)."""
-    return [c for c in at.get("vega_lite_chart")
-            if json.loads(c.proto.spec).get("encoding", {}).get("color", {}).get("field") == "split"]
-
-
 def test_default_page_renders_chart_and_both_tables(app):
     assert not app.exception and not app.error
-    assert len(charts(app)) == 1
+    assert len(loss_charts(app)) == 1
     assert len(app.dataframe) == 2
     run = train(Config())
     teacher = app.dataframe[0].value
@@ -66,10 +51,10 @@ def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
     expected = train(Config(detach=False)).error.message
     assert len(app.error) == 1 and expected in app.error[0].value
     assert "[torch.FloatTensor [5, 1]]" in app.error[0].value
-    assert not charts(app)
+    assert not loss_charts(app)
     assert any("reshape" in m.value for m in app.markdown)
     app.checkbox(key="detach").check().run()
-    assert not app.error and len(charts(app)) == 1
+    assert not app.error and len(loss_charts(app)) == 1
 
 
 def test_error_follows_the_width(app):
@@ -92,10 +77,10 @@ def test_batch_size_follows_a_smaller_n_train(app):
     app.slider(key="n_train").set_value(3).run()
     assert not app.exception and not app.error
     assert app.number_input(key="batch_size").value == 3
-    assert len(charts(app)) == 1
+    assert len(loss_charts(app)) == 1
 
 
 def test_log_scale_toggle(app):
     app.toggle(key="log_scale").set_value(True).run()
-    spec = json.loads(charts(app)[0].proto.spec)
+    spec = json.loads(loss_charts(app)[0].proto.spec)
     assert spec["encoding"]["y"]["scale"]["type"] == "log"

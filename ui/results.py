@@ -8,7 +8,7 @@ import fitlab
 from fitlab import Config
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart
-from fitlab.lesson import FIX_CODE, error_explanation, blog_figure_note
+from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, error_explanation
 from fitlab.run import Run
 from fitlab.tables import history_csv
 
@@ -45,13 +45,17 @@ def error_panel(run: Run) -> None:
 
 
 def loss_section(run: Run) -> None:
-    """Final losses, the loss chart and its CSV."""
+    """Final losses, the loss chart and its CSV; a diverged run says so first."""
+    diverged = divergence_note(run)
+    if diverged is not None:
+        st.warning(diverged)
     last = run.history.iloc[-1]
     left, right = st.columns(2)
     left.metric("Final train MSE", f"{last.train_loss:.4g}")
     right.metric("Final test MSE", f"{last.test_loss:.4g}")
     log_scale = st.toggle("Log scale", key="log_scale")
-    st.altair_chart(loss_chart(run.history, log_scale), width="stretch")
+    with st.container(key="loss_chart"):  # a stable handle for the browser tests
+        st.altair_chart(loss_chart(run.history, log_scale), width="stretch")
     st.caption(blog_figure_note(run))
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
                        file_name="fitlab-history.csv", mime="text/csv", key="download_history")
@@ -59,7 +63,7 @@ def loss_section(run: Run) -> None:
 
 def parameter_tables(run: Run) -> None:
     """Teacher and student parameters side by side."""
-    left, right = st.columns(2)
+    left, right = st.container(key="parameter_tables").columns(2)
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")

@@ -1,0 +1,119 @@
+"""The real browser: a headless `streamlit run` on a free port, driven by
+Debian's Chromium through Playwright.
+
+Without chromium or playwright the suite skips, saying why; with
+FITLAB_REQUIRE_BROWSER=1 (as .ci/run sets) a missing browser fails it instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_SECONDS = 60
+
+
+def missing_browser() -> str | None:
+    """Why the browser suite cannot run here, or None if it can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -r requirements-dev.txt)"
+    if shutil.which("chromium") is None:
+        return "Debian's chromium is not on PATH (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_available():
+    reason = missing_browser()
+    if reason is not None:
+        if os.environ.get("FITLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"FITLAB_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(f"browser suite skipped: {reason}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen) -> None:
+    """Poll /_stcore/health until it answers ok; fail if the server dies."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # polling interval, not a wait for the app
+    raise RuntimeError(f"streamlit did not become healthy in {STARTUP_SECONDS} s")
+
+
+@pytest.fixture(scope="session")
+def server(browser_available, tmp_path_factory):
+    """Base URL of a fresh headless fitlab server; stopped after the suite."""
+    port = free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+         "--server.headless", "true", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(browser_available):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=shutil.which("chromium"),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    yield page
+    context.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the waiting times the browser suite measured."""
+    from .timings import TIMINGS
+
+    if TIMINGS:
+        terminalreporter.section("fitlab: what a person waits for (browser suite)")
+        for what, seconds in TIMINGS.items():
+            terminalreporter.write_line(f"{seconds:6.2f} s  {what}")

@@ -1,0 +1,187 @@
+"""fitlab in a real browser: render, the lesson, widths, the CSV, share links.
+
+Every wait is for the app itself: the stApp element's script-run state
+(`data-test-script-state`) and Streamlit's status widget, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fitlab import Config, train
+
+from .timings import record
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+# The run's own loss chart and parameter tables (the page has other charts).
+CHART = '.st-key-loss_chart [data-testid="stVegaLiteChart"]'
+TABLE = '.st-key-parameter_tables [data-testid="stDataFrame"]'
+APP = '[data-testid="stApp"]'
+
+_WATCH_RUNS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    window.fitlabRan = false;
+    if (window.fitlabWatch) window.fitlabWatch.disconnect();
+    // Called after the fact, possibly once for a whole run: any change of
+    // the state from the idle 'notRunning' means a run started.
+    window.fitlabWatch = new MutationObserver(() => { window.fitlabRan = true; });
+    window.fitlabWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+_RAN_AND_IDLE = """() => window.fitlabRan && document.querySelector('[data-testid="stApp"]')
+    .getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+def wait_idle(page) -> None:
+    """Until the script has finished its run and the status widget is quiet."""
+    page.wait_for_selector(f'{APP}[data-test-script-state="notRunning"]')
+    page.wait_for_selector('[data-testid="stStatusWidgetRunningIcon"]', state="detached")
+
+
+def open_page(page, url: str) -> None:
+    """Load the page and wait for its first run to finish."""
+    page.goto(url)
+    wait_idle(page)
+
+
+def rerun_after(page, action) -> None:
+    """Do `action` (which makes the app rerun) and wait for that rerun to end."""
+    page.evaluate(_WATCH_RUNS)
+    action()
+    page.wait_for_function(_RAN_AND_IDLE)
+    wait_idle(page)
+
+
+def sidebar_widget(page, testid: str, label: str):
+    return page.locator(f'[data-testid="stSidebar"] [data-testid="{testid}"]', has_text=label)
+
+
+def toggle_detach(page) -> None:
+    rerun_after(page, lambda: sidebar_widget(page, "stCheckbox", "Detach the labels")
+                .locator("label").click())
+
+
+def expect(locator):
+    """Playwright's retrying assertion: elements draw just after a run ends.
+    Its default 5 s is short on a loaded 2-core machine; the suite's own
+    patience is the page's 90 s."""
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=90_000)
+    return playwright_expect(locator)
+
+
+def expect_table_rows(page, rows: int) -> None:
+    """Both parameter tables show `rows` rows (from the grids' ARIA row count,
+    which includes the header)."""
+    grids = page.locator(f'{TABLE} table[role="grid"]')
+    expect(grids).to_have_count(2)
+    for i in range(2):
+        expect(grids.nth(i)).to_have_attribute("aria-rowcount", str(rows + 1))
+
+
+def expect_final_train_mse(page, config: Config) -> None:
+    """The page's final train MSE is train(config)'s, as the page formats it."""
+    metric = page.locator('[data-testid="stMetric"]', has_text="Final train MSE")
+    expect(metric.locator('[data-testid="stMetricValue"]')).to_have_text(
+        f"{train(config).history.train_loss.iloc[-1]:.4g}")
+
+
+def expected_rows(config: Config) -> int:
+    w, uses = config.width, config.shared_repeats
+    shared = w * w + w if uses else 0
+    return config.in_features * w + w + shared + w + 1
+
+
+def test_default_page_renders_chart_and_both_tables(page, server):
+    start = time.perf_counter()
+    open_page(page, server)
+    page.wait_for_selector(CHART)
+    record("fresh server: first page to first chart", time.perf_counter() - start)
+    expect(page.locator(CHART)).to_have_count(1)
+    expect(page.locator(TABLE)).to_have_count(2)
+    expect_table_rows(page, expected_rows(Config()))
+    expect_final_train_mse(page, Config())
+    assert page.locator('[data-testid="stException"]').count() == 0
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / "default-page.png"), full_page=False)
+
+
+def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
+    open_page(page, server)
+    toggle_detach(page)
+    alert = page.locator('[data-testid="stAlert"]', has_text="loss.backward()")
+    expect(alert).to_contain_text("[torch.FloatTensor [5, 1]], which is output 0 of AsStrided, "
+                                  "is at version 2; expected version 1 instead")
+    expect(alert).to_contain_text(train(Config(detach=False)).error.message.splitlines()[0])
+    expect(page.locator(CHART)).to_have_count(0)
+    page.screenshot(path=str(DOCS / "error-panel.png"), full_page=False)
+    start = time.perf_counter()
+    toggle_detach(page)
+    page.wait_for_selector(CHART)
+    record("cached config: toggle detach back on to its chart", time.perf_counter() - start)
+    expect(page.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(0)
+    expect(page).not_to_have_url(re.compile("detach"))  # back at the default: a clean URL
+
+
+def test_changing_width_updates_the_tables_and_the_url(page, server):
+    open_page(page, server)
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Hidden width"]')
+    start = time.perf_counter()
+    rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))
+    page.wait_for_selector(CHART)
+    record("new default-size config (width 6): to its chart", time.perf_counter() - start)
+    expect_table_rows(page, expected_rows(Config(width=6)))
+    expect(page).to_have_url(re.compile(r"[?&]width=6\b"))
+
+
+def test_loss_csv_downloads_and_matches_train(page, server, tmp_path):
+    open_page(page, server)
+    with page.expect_download() as download:
+        page.locator('.st-key-download_history button').click()
+    path = tmp_path / "history.csv"
+    download.value.save_as(path)
+    table = pd.read_csv(path)
+    history = train(Config()).history
+    assert list(table.columns[:3]) == ["epoch", "train_loss", "test_loss"]
+    assert table.epoch.tolist() == history.epoch.tolist()
+    for column in ("train_loss", "test_loss"):
+        assert table[column].tolist() == pytest.approx(history[column].tolist(), rel=1e-12)
+
+
+def test_a_share_link_opens_the_same_run(page, browser, server):
+    config = Config(width=7, lr=0.05, seed=3, epochs=40)
+    open_page(page, f"{server}/?width=7&lr=0.05&seed=3&epochs=40")
+    expect_final_train_mse(page, config)
+    expect_table_rows(page, expected_rows(config))
+    # The URL the page shows is itself the link: a second visitor sees the same run.
+    other = browser.new_context().new_page()
+    try:
+        open_page(other, page.url)
+        expect_final_train_mse(other, config)
+    finally:
+        other.context.close()
+
+
+def test_garbage_in_the_url_warns_and_the_page_works(page, server):
+    open_page(page, f"{server}/?width=abc&lr=-1&colour=red")
+    warning = page.locator('[data-testid="stAlert"]', has_text="Some of this link was ignored")
+    for part in ("width=abc", "lr=-1", "colour"):
+        expect(warning).to_contain_text(part)
+    expect(page.locator(CHART)).to_have_count(1)
+    expect(page.locator(TABLE)).to_have_count(2)
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_diverging_run_says_so_and_charts_the_finite_part(page, server):
+    open_page(page, f"{server}/?lr=5&shared_repeats=8")
+    expect(page.locator('[data-testid="stAlert"]', has_text="diverged at epoch 2")).to_have_count(1)
+    expect(page.locator(CHART)).to_have_count(1)
+    expect(page.locator(TABLE)).to_have_count(2)
+    rerun_after(page, lambda: page.locator(".st-key-log_scale").get_by_text("Log scale").click())
+    expect(page.locator(CHART)).to_have_count(1)
+    assert page.locator('[data-testid="stException"]').count() == 0

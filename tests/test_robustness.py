@@ -1,0 +1,200 @@
+"""Hard to break: fuzzed Config, bounded work, divergence as a result, many
+users at once, and a cache whose memory stays flat."""
+
+import io
+import os
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from fitlab import BOUNDS, Config, train
+from fitlab.cache import RunCache
+from fitlab.charts import loss_chart, loss_long
+from fitlab.config import BUDGET_SECONDS, estimated_seconds
+from fitlab.lesson import blog_figure_note, diverged_at, divergence_note
+from fitlab.tables import history_csv
+from fitlab.threads import TORCH_THREADS
+
+FIELDS = list(Config().as_dict())
+
+# Anything a caller (or a URL parser gone wrong) might pass for one field.
+ANY_VALUE = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(), st.integers(min_value=-3, max_value=300),
+    st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=-1, max_value=20),
+    st.text(max_size=8), st.binary(max_size=4), st.lists(st.integers(), max_size=2),
+    st.decimals(allow_nan=True), st.fractions(), st.complex_numbers(),
+)
+
+
+def field_value(name):
+    """Mostly values near the field's range, some of any type."""
+    default = getattr(Config(), name)
+    if isinstance(default, bool):
+        return st.one_of(st.booleans(), ANY_VALUE)
+    if name not in BOUNDS:  # a choice (not a number): its default, or anything
+        return st.one_of(st.just(default), ANY_VALUE)
+    low, high = BOUNDS[name]
+    near = (st.floats(min_value=low / 2, max_value=high * 2) if name == "lr"
+            else st.integers(min_value=int(low) - 2, max_value=int(high) + 2))
+    return st.one_of(near, ANY_VALUE)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_value_of_one_field_builds_or_names_that_field(field, data):
+    value = data.draw(field_value(field), label=field)
+    try:
+        config = Config(**{field: value})
+    except ValueError as exc:
+        assert f"{field}=" in str(exc)
+    else:
+        assert getattr(config, field) == value and estimated_seconds(config) <= BUDGET_SECONDS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({name: field_value(name) for name in FIELDS}))
+def test_any_config_builds_within_budget_or_raises_a_value_error_naming_a_field(values):
+    try:
+        config = Config(**values)
+    except ValueError as exc:
+        assert any(f"{name}=" in str(exc) for name in FIELDS), str(exc)
+    else:
+        assert config.as_dict() == values and config.estimated_seconds <= BUDGET_SECONDS
+
+
+def test_too_much_work_is_refused_naming_the_fields_and_the_budget():
+    with pytest.raises(ValueError) as info:
+        Config(epochs=2000)
+    text = str(info.value)
+    for part in ("epochs=2000", "batch_size=5", "width=5", "too much work", f"{BUDGET_SECONDS:g} s"):
+        assert part in text
+    # The same epochs in one batch per epoch is cheap enough.
+    Config(epochs=2000, batch_size=50)
+    # Library-only fields are named when they make the cost.
+    with pytest.raises(ValueError, match="n_samples=20000, in_features=256 is too much work"):
+        Config(n_samples=20000, in_features=256, width=256, shared_repeats=8)
+
+
+def test_the_estimate_grows_with_epochs_batches_and_width():
+    base = Config(epochs=50, width=64)
+    assert estimated_seconds(Config(epochs=100, width=64)) == pytest.approx(2 * estimated_seconds(base))
+    assert estimated_seconds(Config(epochs=50, width=64, batch_size=1)) > 3 * estimated_seconds(base)
+    narrow = estimated_seconds(Config(epochs=50, width=1))
+    width_part = [estimated_seconds(Config(epochs=50, width=w)) - narrow for w in (128, 256)]
+    assert width_part[1] / width_part[0] == pytest.approx(4, rel=0.05)  # width²
+
+
+# ---- divergence -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def diverged():
+    return train(Config(lr=5, shared_repeats=8))
+
+
+def test_a_diverging_run_is_a_result(diverged):
+    history = diverged.history
+    assert diverged.error is None
+    assert list(history.epoch) == list(range(101))
+    finite = np.isfinite(history[["train_loss", "test_loss"]]).all(axis=1)
+    assert not finite.all() and finite.iloc[0]
+    assert diverged_at(diverged) == int(history.epoch[~finite].min())
+    assert f"diverged at epoch {diverged_at(diverged)}" in divergence_note(diverged)
+    assert divergence_note(train(Config(epochs=3))) is None
+
+
+def test_a_diverged_chart_draws_the_finite_part_on_both_axes(diverged):
+    history = diverged.history
+    finite_points = int(np.isfinite(history[["train_loss", "test_loss"]]).to_numpy().sum())
+    for log_scale in (False, True):
+        values = pd.DataFrame(loss_chart(history, log_scale).to_dict()["datasets"].popitem()[1]).loss
+        assert len(values) == len(loss_long(history, log_scale)) == finite_points
+        assert np.isfinite(values).all() and (values > 0).all()
+
+
+def test_a_diverged_csv_reads_back_nan_and_inf(diverged):
+    text = history_csv(diverged)
+    assert "inf" in text and "nan" in text
+    back = pd.read_csv(io.StringIO(text))
+    for column in ("train_loss", "test_loss"):
+        assert back[column].dtype == float
+        assert np.array_equal(back[column].to_numpy(), diverged.history[column].to_numpy(), equal_nan=True)
+
+
+def test_a_diverged_run_still_has_tables_and_words(diverged):
+    assert len(diverged.student_params) == len(diverged.teacher_params)
+    assert np.isfinite(diverged.teacher_params.value).all()
+    assert "nan" in blog_figure_note(diverged)  # says what is there, raises nothing
+
+
+def test_a_fully_nan_history_still_charts():
+    # Every epoch after 0 is NaN for this one: the chart keeps epoch 0 alone.
+    run = train(Config(lr=1, width=64, epochs=5))
+    assert diverged_at(run) == 1
+    assert list(loss_long(run.history).epoch) == [0, 0]
+
+
+# ---- many users ---------------------------------------------------------------
+
+CONCURRENT = [Config(seed=s, width=w, shared_repeats=r, lr=lr, batch_size=b, epochs=30, tied=t)
+              for s, w, r, lr, b, t in [(0, 5, 2, 0.01, 5, True), (1, 7, 0, 0.05, 3, True),
+                                        (2, 16, 3, 0.02, 10, False), (3, 3, 8, 0.01, 1, True),
+                                        (4, 32, 1, 0.005, 7, True), (5, 5, 2, 5.0, 5, True),
+                                        (6, 9, 4, 0.03, 50, False), (7, 64, 2, 0.01, 5, True)]]
+
+
+def test_concurrent_runs_equal_sequential_runs_bit_for_bit():
+    sequential = [train(c) for c in CONCURRENT]
+    concurrent = [None] * len(CONCURRENT)
+    start = threading.Barrier(len(CONCURRENT))
+
+    def worker(i):
+        start.wait()
+        concurrent[i] = train(CONCURRENT[i])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(CONCURRENT))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for one, other in zip(sequential, concurrent):
+        for column in ("train_loss", "test_loss"):
+            assert np.array_equal(one.history[column].to_numpy(), other.history[column].to_numpy(),
+                                  equal_nan=True)
+        assert np.array_equal(one.student_params.value.to_numpy(), other.student_params.value.to_numpy(),
+                              equal_nan=True)
+
+
+def test_torch_runs_one_thread_per_request():
+    assert torch.get_num_threads() == TORCH_THREADS == 1
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc (Linux)")
+def test_cache_memory_stays_flat_over_200_distinct_configs():
+    cache = RunCache(max_entries=64, max_bytes=256 * 2**20)  # the page's bounds
+    # Distinct configs with tables of a few thousand rows each.
+    configs = [Config(seed=i, width=48 + 16 * (i % 3), epochs=3) for i in range(200)]
+    rss = {}
+    for i, config in enumerate(configs, start=1):
+        cache.get(config, train)
+        if i in (100, 200):
+            rss[i] = rss_bytes()
+    growth = rss[200] - rss[100]
+    print(f"\nRSS after 100 configs {rss[100] / 2**20:.1f} MiB, after 200 "
+          f"{rss[200] / 2**20:.1f} MiB: growth {growth / 2**20:+.1f} MiB; "
+          f"cache holds {len(cache)} runs, {cache.nbytes / 2**20:.1f} MiB")
+    assert len(cache) == 64 and cache.nbytes <= cache.max_bytes
+    # Once full, the next 100 runs replace old ones. Kept instead, they would
+    # add about 100/64 of what the cache holds; allow allocator noise only.
+    assert growth < cache.nbytes / 2

@@ -1,0 +1,81 @@
+"""Share links and garbage in the URL, through AppTest's query parameters."""
+
+import pytest
+
+from fitlab import Config, train
+from page_helpers import loss_charts, open_page as open_link
+from ui.share import url_problems
+
+KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
+
+
+def page_config(at) -> Config:
+    return Config(**{k: at.session_state[k] for k in KEYS})
+
+
+def test_a_link_opens_its_run():
+    at = open_link(width="7", shared_repeats="3", lr="0.05", batch_size="10", n_train="40",
+                   epochs="30", seed="4", tied="false")
+    assert not at.exception and not at.error and not at.warning
+    expected = Config(width=7, shared_repeats=3, lr=0.05, batch_size=10, n_train=40, epochs=30,
+                      seed=4, tied=False)
+    assert page_config(at) == expected
+    run = train(expected)
+    assert at.dataframe[1].value.equals(run.student_params)
+    assert at.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
+
+
+def test_a_link_with_detach_off_opens_the_lesson():
+    at = open_link(detach="false", width="7")
+    assert not at.exception
+    assert "[torch.FloatTensor [7, 1]]" in at.error[0].value
+
+
+@pytest.mark.parametrize("params,field", [
+    ({"width": "abc"}, "width"), ({"lr": "-1"}, "lr"), ({"width": "99999"}, "width"),
+    ({"lr": "nan"}, "lr"), ({"seed": "1.5"}, "seed"), ({"detach": "maybe"}, "detach"),
+    ({"width": ["3", "4"]}, "width"), ({"epochs": ""}, "epochs"),
+    ({"batch_size": "20", "n_train": "10"}, "batch_size"), ({"colour": "red"}, "colour"),
+])
+def test_garbage_in_the_url_warns_and_the_page_works(params, field):
+    at = open_link(**params)
+    assert not at.exception and not at.error
+    assert len(at.warning) == 1 and f"`{field}" in at.warning[0].value
+    assert len(loss_charts(at)) == 1 and len(at.dataframe) == 2
+    # The page runs a valid Config and says which value it used instead.
+    config = page_config(at)
+    if field in KEYS:
+        assert f"using {getattr(config, field)!r}" in at.warning[0].value
+
+
+def test_the_warning_is_shown_once_then_the_page_moves_on():
+    at = open_link(width="abc")
+    assert at.warning
+    at.slider(key="width").set_value(6).run()
+    assert not at.warning and not at.exception
+
+
+def test_a_link_over_the_work_budget_is_refused_in_words():
+    at = open_link(epochs="2000", width="256", shared_repeats="8")
+    assert not at.exception
+    assert len(at.error) == 1 and "budget" in at.error[0].value and "epochs=2000" in at.error[0].value
+    assert not loss_charts(at)
+
+
+def test_a_diverging_link_says_so_and_charts_the_finite_part():
+    at = open_link(lr="5", shared_repeats="8")
+    assert not at.exception and not at.error
+    diverged = [w.value for w in at.warning if "diverged at epoch" in w.value]
+    assert len(diverged) == 1
+    assert len(loss_charts(at)) == 1 and len(at.dataframe) == 2
+    at.toggle(key="log_scale").set_value(True).run()
+    assert not at.exception and len(loss_charts(at)) == 1
+
+
+def test_url_problems_names_each_ignored_part():
+    settings = {"width": 5, "lr": 0.01, "detach": True}
+    assert url_problems({"width": ["5"], "lr": ["0.010"], "detach": ["TRUE"]}, settings) == []
+    problems = url_problems({"width": ["abc"], "lr": ["inf"], "detach": ["1"], "x": ["y"]}, settings)
+    assert len(problems) == 4
+    for part in ("`width=abc`", "`lr=inf`", "`detach=1`", "`x`"):
+        assert any(part in p for p in problems)
