@@ -81,6 +81,8 @@ def test_batch_size_follows_a_smaller_n_train(app):
 
 
 def test_log_scale_toggle(app):
+    linear = json.loads(loss_charts(app.toggle(key="log_scale").set_value(False).run())[0].proto.spec)
+    assert linear["encoding"]["y"]["scale"] == {"zero": True}
     app.toggle(key="log_scale").set_value(True).run()
     spec = json.loads(loss_charts(app)[0].proto.spec)
     assert spec["encoding"]["y"]["scale"]["type"] == "log"

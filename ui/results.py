@@ -39,7 +39,7 @@ def error_panel(run: Run) -> None:
     """The lesson: torch's real message, what went wrong, and the fix."""
     err = run.error
     st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
-             f"Torch's own message:\n\n```text\n{err.message}\n```")
+             f"Torch's own message:\n\n`{err.message}`")
     st.markdown(error_explanation(run))
     st.code(FIX_CODE, language="python")
 
@@ -53,7 +53,8 @@ def loss_section(run: Run) -> None:
     left, right = st.columns(2)
     left.metric("Final train MSE", f"{last.train_loss:.4g}")
     right.metric("Final test MSE", f"{last.test_loss:.4g}")
-    log_scale = st.toggle("Log scale", key="log_scale")
+    # On by default: the loss falls by orders of magnitude and hugs zero on a linear axis.
+    log_scale = st.toggle("Log scale", value=True, key="log_scale")
     with st.container(key="loss_chart"):  # a stable handle for the browser tests
         st.altair_chart(loss_chart(run.history, log_scale), width="stretch")
     st.caption(blog_figure_note(run))

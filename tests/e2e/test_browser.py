@@ -8,71 +8,14 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from fitlab import Config, train
 
+from .browsing import CHART, TABLE, expect, open_page, rerun_after, toggle_detach
 from .timings import record
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-# The run's own loss chart and parameter tables (the page has other charts).
-CHART = '.st-key-loss_chart [data-testid="stVegaLiteChart"]'
-TABLE = '.st-key-parameter_tables [data-testid="stDataFrame"]'
-APP = '[data-testid="stApp"]'
-
-_WATCH_RUNS = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    window.fitlabRan = false;
-    if (window.fitlabWatch) window.fitlabWatch.disconnect();
-    // Called after the fact, possibly once for a whole run: any change of
-    // the state from the idle 'notRunning' means a run started.
-    window.fitlabWatch = new MutationObserver(() => { window.fitlabRan = true; });
-    window.fitlabWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-_RAN_AND_IDLE = """() => window.fitlabRan && document.querySelector('[data-testid="stApp"]')
-    .getAttribute('data-test-script-state') === 'notRunning'"""
-
-
-def wait_idle(page) -> None:
-    """Until the script has finished its run and the status widget is quiet."""
-    page.wait_for_selector(f'{APP}[data-test-script-state="notRunning"]')
-    page.wait_for_selector('[data-testid="stStatusWidgetRunningIcon"]', state="detached")
-
-
-def open_page(page, url: str) -> None:
-    """Load the page and wait for its first run to finish."""
-    page.goto(url)
-    wait_idle(page)
-
-
-def rerun_after(page, action) -> None:
-    """Do `action` (which makes the app rerun) and wait for that rerun to end."""
-    page.evaluate(_WATCH_RUNS)
-    action()
-    page.wait_for_function(_RAN_AND_IDLE)
-    wait_idle(page)
-
-
-def sidebar_widget(page, testid: str, label: str):
-    return page.locator(f'[data-testid="stSidebar"] [data-testid="{testid}"]', has_text=label)
-
-
-def toggle_detach(page) -> None:
-    rerun_after(page, lambda: sidebar_widget(page, "stCheckbox", "Detach the labels")
-                .locator("label").click())
-
-
-def expect(locator):
-    """Playwright's retrying assertion: elements draw just after a run ends.
-    Its default 5 s is short on a loaded 2-core machine; the suite's own
-    patience is the page's 90 s."""
-    from playwright.sync_api import expect as playwright_expect
-
-    playwright_expect.set_options(timeout=90_000)
-    return playwright_expect(locator)
 
 
 def expect_table_rows(page, rows: int) -> None:
@@ -107,8 +50,6 @@ def test_default_page_renders_chart_and_both_tables(page, server):
     expect_table_rows(page, expected_rows(Config()))
     expect_final_train_mse(page, Config())
     assert page.locator('[data-testid="stException"]').count() == 0
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "default-page.png"), full_page=False)
 
 
 def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
@@ -119,7 +60,6 @@ def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
                                   "is at version 2; expected version 1 instead")
     expect(alert).to_contain_text(train(Config(detach=False)).error.message.splitlines()[0])
     expect(page.locator(CHART)).to_have_count(0)
-    page.screenshot(path=str(DOCS / "error-panel.png"), full_page=False)
     start = time.perf_counter()
     toggle_detach(page)
     page.wait_for_selector(CHART)

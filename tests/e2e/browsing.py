@@ -1,0 +1,66 @@
+"""Driving the page in the browser: open it, act, and wait for the app's own
+run to finish (the stApp element's script-run state and the status widget),
+never a fixed sleep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"  # the README's pictures
+# The run's own loss chart and parameter tables (the page has other charts).
+CHART = '.st-key-loss_chart [data-testid="stVegaLiteChart"]'
+TABLE = '.st-key-parameter_tables [data-testid="stDataFrame"]'
+APP = '[data-testid="stApp"]'
+
+_WATCH_RUNS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    window.fitlabRan = false;
+    if (window.fitlabWatch) window.fitlabWatch.disconnect();
+    // Called after the fact, possibly once for a whole run: any change of
+    // the state from the idle 'notRunning' means a run started.
+    window.fitlabWatch = new MutationObserver(() => { window.fitlabRan = true; });
+    window.fitlabWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+_RAN_AND_IDLE = """() => window.fitlabRan && document.querySelector('[data-testid="stApp"]')
+    .getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+def wait_idle(page) -> None:
+    """Until the script has finished its run and the status widget is quiet."""
+    page.wait_for_selector(f'{APP}[data-test-script-state="notRunning"]')
+    page.wait_for_selector('[data-testid="stStatusWidgetRunningIcon"]', state="detached")
+
+
+def open_page(page, url: str) -> None:
+    """Load the page and wait for its first run to finish."""
+    page.goto(url)
+    wait_idle(page)
+
+
+def rerun_after(page, action) -> None:
+    """Do `action` (which makes the app rerun) and wait for that rerun to end."""
+    page.evaluate(_WATCH_RUNS)
+    action()
+    page.wait_for_function(_RAN_AND_IDLE)
+    wait_idle(page)
+
+
+def sidebar_widget(page, testid: str, label: str):
+    return page.locator(f'[data-testid="stSidebar"] [data-testid="{testid}"]', has_text=label)
+
+
+def toggle_detach(page) -> None:
+    rerun_after(page, lambda: sidebar_widget(page, "stCheckbox", "Detach the labels")
+                .locator("label").click())
+
+
+def expect(locator):
+    """Playwright's retrying assertion: elements draw just after a run ends.
+    Its default 5 s is short on a loaded 2-core machine; the suite's own
+    patience is the page's 90 s."""
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=90_000)
+    return playwright_expect(locator)
+
+

@@ -1,0 +1,55 @@
+"""The README's pictures, retaken in the real browser on request:
+
+    FITLAB_SCREENSHOTS=1 python -m pytest tests/e2e/test_screenshots.py
+
+Off by default, so a test run never rewrites files in docs/.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .browsing import CHART, DOCS, expect, open_page, rerun_after, toggle_detach
+
+pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
+                                reason="set FITLAB_SCREENSHOTS=1 to retake the README's pictures")
+
+
+@pytest.fixture
+def tall_page(browser):
+    """A page tall enough that nothing scrolls: Streamlit scrolls an inner
+    container, which element screenshots do not follow."""
+    context = browser.new_context(viewport={"width": 1400, "height": 4000})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    yield page
+    context.close()
+
+
+def test_default_page_and_error_panel(page, server):
+    open_page(page, server)
+    page.wait_for_selector(CHART)
+    page.screenshot(path=str(DOCS / "default-page.png"))
+    toggle_detach(page)
+    expect(page.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(1)
+    page.screenshot(path=str(DOCS / "error-panel.png"))
+
+
+def test_comparison_views(tall_page, server):
+    page = tall_page
+    open_page(page, server)
+    width = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (width.focus(), *[width.press("ArrowRight") for _ in range(11)]))
+    lr = page.get_by_label("Learning rate")
+    rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
+
+    page.get_by_role("tab", name="Compare runs").click()
+    panel = page.get_by_role("tabpanel", name="Compare runs")
+    rerun_after(page, lambda: panel.locator(".st-key-compare_log_scale").get_by_text("Log scale").click())
+    panel.screenshot(path=str(DOCS / "compare-runs.png"))
+
+    page.get_by_role("tab", name="Student vs teacher").click()
+    page.get_by_role("tabpanel", name="Student vs teacher").screenshot(
+        path=str(DOCS / "student-vs-teacher.png"))
