@@ -31,6 +31,7 @@ class Run:
     error           None, or the exception that stopped training.
     blog_test_loss  the test figure the blog's script would print for the
                     final student: the sum of per-batch mean losses.
+    engine          the engine that actually trained it: "fast" or "autograd".
     """
 
     config: Config
@@ -39,3 +40,4 @@ class Run:
     student_params: pd.DataFrame
     error: TrainingError | None
     blog_test_loss: float | None
+    engine: str

@@ -16,10 +16,16 @@ def parameter_table(named_layers) -> pd.DataFrame:
     unit and col its input, a bias has col 0. Each layer is listed once, so the
     shared layer appears once however often it is used.
     """
+    return array_parameter_table([(name, layer.weight.detach().numpy(), layer.bias.detach().numpy())
+                                  for name, layer in named_layers])
+
+
+def array_parameter_table(named_arrays) -> pd.DataFrame:
+    """parameter_table for layers given as (name, weight, bias) numpy arrays."""
     frames = []
-    for name, layer in named_layers:
-        for kind, tensor in (("weight", layer.weight), ("bias", layer.bias)):
-            values = tensor.detach().reshape(tensor.shape[0], -1).numpy()
+    for name, weight, bias in named_arrays:
+        for kind, array in (("weight", weight), ("bias", bias)):
+            values = array.reshape(array.shape[0], -1)
             rows, cols = values.shape
             frames.append(pd.DataFrame({
                 "parameter": f"{name}.{kind}",

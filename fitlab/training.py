@@ -23,8 +23,12 @@ def train(config: Config, progress: Progress | None = None) -> Run:
 
     `progress(done, total)` is called after each epoch. An exception from
     backward() (the blog's error when labels are not detached) ends training
-    and is returned in `run.error`, never raised.
+    and is returned in `run.error`, never raised. config.runs_engine picks
+    the engine: "fast" hands the same math to fitlab.fast.
     """
+    if config.runs_engine == "fast":
+        from fitlab.fast import train_fast
+        return train_fast(config, progress)
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_params = parameter_table(teacher.named_layers())
@@ -63,6 +67,7 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         student_params=parameter_table(student.named_layers()),
         error=error,
         blog_test_loss=None if error else _blog_test_figure(student, loss_fn, test_x, test_y, config.batch_size),
+        engine="autograd",
     )
 
 

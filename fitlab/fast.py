@@ -1,0 +1,253 @@
+"""The fast engine: the autograd run's math written out by hand in numpy.
+
+The forward pass keeps each layer's activations; the backward pass walks the
+uses in reverse and adds the shared layer's gradient over its uses, as
+autograd does; SGD updates every parameter at once through one flat buffer.
+All math is float32, like torch's, so histories match the autograd engine to
+the foundation's fidelity tolerance.
+
+The arrays may carry a leading "stack" axis: a sweep trains many configs of
+one shape in the same calls (batched matmul), a single run has no such axis.
+The initial values still come from the run's torch.Generator (fitlab.model,
+fitlab.data), so both engines start from the same draws.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from threadpoolctl import ThreadpoolController
+
+from fitlab.config import Config
+from fitlab.data import draw_inputs, make_labels
+from fitlab.model import build_teacher, reinitialise_as_student
+from fitlab.run import Run
+from fitlab.tables import array_parameter_table, parameter_table
+
+Progress = Callable[[int, int], None]
+# on_epoch(epoch, [(layer name, weight, bias), ...]) with numpy copies, in
+# TiedNet.named_layers() order, after each epoch.
+EpochLayers = Callable[[int, list], None]
+
+
+@dataclass
+class Start:
+    """One config's draws from its generator, as numpy float32 arrays."""
+
+    teacher_params: pd.DataFrame
+    inputs: np.ndarray                   # (n_samples, in_features)
+    labels: np.ndarray                   # (n_samples, 1)
+    layers: list[tuple[str, np.ndarray, np.ndarray]]   # student (name, W, b), distinct
+
+
+def draw_start(config: Config) -> Start:
+    """Teacher, X, labels and the student's initial weights, drawn exactly as
+    the autograd engine draws them (the same functions, the same order)."""
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    teacher_params = parameter_table(teacher.named_layers())
+    inputs = draw_inputs(config, generator)
+    with torch.no_grad():
+        labels = make_labels(teacher, inputs, detach=True)
+    reinitialise_as_student(teacher, generator)
+    named = teacher.named_layers()
+    if not config.tied:
+        # Independent copies, each starting from the shared layer's values.
+        first, shared, last = named[0], named[1:-1], named[-1]
+        named = [first, *[(f"shared copy {i + 1}", shared[0][1])
+                          for i in range(config.shared_repeats)], last]
+    layers = [(name, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
+              for name, layer in named]
+    return Start(teacher_params, inputs.numpy(), labels.numpy(), layers)
+
+
+class Stack:
+    """The student's parameters for one or many configs of one shape, in one
+    flat float32 buffer (so one SGD update covers them all), with a gradient
+    buffer of the same layout.
+
+    `lead` is () for a single run, (C,) for a stack of C configs. Weights are
+    held transposed, (in, out): with this layout and the backward pass run on
+    transposed deltas, no matmul multiplies by a transposed large matrix,
+    which OpenBLAS does several times slower at these shapes.
+    """
+
+    def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], lead: tuple):
+        sizes = [o * i + o for o, i in layer_shapes]
+        self.params = np.zeros(lead + (sum(sizes),), dtype=np.float32)
+        self.grads = np.zeros_like(self.params)
+        self.weights, self.biases, self.weight_grads, self.bias_grads = [], [], [], []
+        offset = 0
+        for (o, i), size in zip(layer_shapes, sizes):
+            for buffer, ws, bs in ((self.params, self.weights, self.biases),
+                                   (self.grads, self.weight_grads, self.bias_grads)):
+                ws.append(buffer[..., offset:offset + o * i].reshape(lead + (i, o)))
+                bs.append(buffer[..., offset + o * i:offset + size])
+            offset += size
+        # Biases as rows, to broadcast over a batch.
+        self.bias_rows = [b.reshape(lead + (1, b.shape[-1])) for b in self.biases]
+        self.uses = uses
+        # The first time backward meets a layer it writes its gradient, later
+        # uses add to it: the shared layer's gradient sums over its uses.
+        seen: set[int] = set()
+        self.writes = [False] * len(uses)
+        for k in reversed(range(len(uses))):
+            self.writes[k] = uses[k] not in seen
+            seen.add(uses[k])
+
+    def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Set each distinct layer from (weight (out, in), bias (out,)), stacked
+        along the lead axes if any."""
+        for k, (w, b) in enumerate(layers):
+            self.weights[k][...] = w.swapaxes(-1, -2)
+            self.biases[k][...] = b
+
+    def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Copies of each distinct layer's (weight (out, in), bias (out,))."""
+        return [(w.swapaxes(-1, -2).copy(), b.copy()) for w, b in zip(self.weights, self.biases)]
+
+    def forward(self, x: np.ndarray, keep: list | None = None) -> np.ndarray:
+        """The net's output for rows x; appends each layer's input to `keep`."""
+        a = x
+        last = len(self.uses) - 1
+        for k, layer in enumerate(self.uses):
+            if keep is not None:
+                keep.append(a)
+            z = a @ self.weights[layer]
+            z += self.bias_rows[layer]
+            if k < last:
+                np.maximum(z, 0, out=z)
+            a = z
+        return a
+
+    def sgd_step(self, x: np.ndarray, y: np.ndarray, lr) -> None:
+        """One SGD step on the mean squared error of the rows x against y."""
+        inputs: list[np.ndarray] = []
+        out = self.forward(x, inputs)
+        # delta_t: d loss / d (layer output), transposed to (out, rows).
+        delta_t = (out - y).swapaxes(-1, -2)
+        delta_t *= np.float32(2 / y.shape[-2])
+        for k in reversed(range(len(self.uses))):
+            layer, a = self.uses[k], inputs[k]
+            grad_w, grad_b = self.weight_grads[layer], self.bias_grads[layer]
+            if self.writes[k]:
+                np.matmul(a.swapaxes(-1, -2), delta_t.swapaxes(-1, -2), out=grad_w)
+                np.sum(delta_t, axis=-1, out=grad_b)
+            else:
+                grad_w += a.swapaxes(-1, -2) @ delta_t.swapaxes(-1, -2)
+                grad_b += delta_t.sum(axis=-1)
+            if k > 0:
+                delta_t = self.weights[layer] @ delta_t
+                delta_t *= a.swapaxes(-1, -2) > 0
+        self.params -= lr * self.grads
+
+
+def layer_uses(config: Config) -> list[int]:
+    """Which distinct layer each Linear of the forward pass uses."""
+    repeats = config.shared_repeats
+    hidden = [1] * repeats if config.tied else list(range(1, repeats + 1))
+    return [0, *hidden, (max(hidden) + 1) if hidden else 1]
+
+
+def batches(config: Config) -> list[slice]:
+    """The training rows of each SGD step, in order, the last possibly short."""
+    return [slice(s, min(s + config.batch_size, config.n_train))
+            for s in range(0, config.n_train, config.batch_size)]
+
+
+def mse(out: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Mean squared error over the last two axes (float32, as torch)."""
+    diff = out - y
+    return np.mean(diff * diff, axis=(-2, -1))
+
+
+def losses(stack: Stack, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
+    """(train MSE, test MSE) of the current parameters."""
+    out = stack.forward(inputs)
+    return (mse(out[..., :n_train, :], labels[..., :n_train, :]),
+            mse(out[..., n_train:, :], labels[..., n_train:, :]))
+
+
+@functools.cache
+def blas_threads() -> ThreadpoolController:
+    """The process's BLAS thread pools. fit() runs numpy's BLAS on one
+    thread: at these small shapes a second thread only adds hand-offs, and on
+    a busy 2-core machine it made a width-256 run several times slower."""
+    return ThreadpoolController()
+
+
+def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr,
+        progress: Progress | None = None,
+        on_epoch: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Train `stack` for config.epochs; returns the train and test losses per
+    epoch, epoch 0 first (shape (epochs + 1,) + stack lead).
+
+    A diverging fit is a result: overflow gives inf and nan losses, no warning.
+    """
+    n_train = config.n_train
+    steps = [(inputs[..., s, :], labels[..., s, :]) for s in batches(config)]
+    train_losses, test_losses = [], []
+    with np.errstate(all="ignore"), blas_threads().limit(limits=1, user_api="blas"):
+        for epoch in range(config.epochs + 1):
+            if epoch:
+                for x, y in steps:
+                    stack.sgd_step(x, y, lr)
+                if on_epoch is not None:
+                    on_epoch(epoch)
+                if progress is not None:
+                    progress(epoch, config.epochs)
+            train, test = losses(stack, inputs, labels, n_train)
+            train_losses.append(train)
+            test_losses.append(test)
+    return np.array(train_losses, dtype=np.float64), np.array(test_losses, dtype=np.float64)
+
+
+def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
+    """What the blog's test() prints: per-batch mean losses over the test rows
+    summed, not averaged."""
+    diff = stack.forward(inputs[config.n_train:]) - labels[config.n_train:]
+    squares = (diff * diff)[:, 0]
+    starts = np.arange(0, config.n_test, config.batch_size)
+    sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return float(np.sum((np.add.reduceat(squares, starts) / sizes).astype(np.float64)))
+
+
+def train_fast(config: Config, progress: Progress | None = None,
+               on_epoch: EpochLayers | None = None) -> Run:
+    """The run of a detached config, trained by hand in numpy.
+
+    `on_epoch(epoch, [(name, weight, bias), ...])`, if given, receives copies
+    of the student's layers after every epoch, in TiedNet.named_layers()
+    order (the shared layer once when tied).
+    """
+    if not config.detach:
+        raise ValueError("detach=False is not allowed in the fast engine: undetached "
+                         "labels are the autograd engine's lesson")
+    start = draw_start(config)
+    names = [name for name, _, _ in start.layers]
+    stack = Stack([w.shape for _, w, _ in start.layers], layer_uses(config), lead=())
+    stack.load([(w, b) for _, w, b in start.layers])
+
+    def layers_now() -> list[tuple[str, np.ndarray, np.ndarray]]:
+        return [(name, w, b) for name, (w, b) in zip(names, stack.layers())]
+
+    report = None if on_epoch is None else (lambda epoch: on_epoch(epoch, layers_now()))
+    train_losses, test_losses = fit(stack, start.inputs, start.labels, config,
+                                    np.float32(config.lr), progress, report)
+    history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
+                            "train_loss": train_losses, "test_loss": test_losses})
+    return Run(
+        config=config,
+        history=history,
+        teacher_params=start.teacher_params,
+        student_params=array_parameter_table(layers_now()),
+        error=None,
+        blog_test_loss=blog_test_figure(stack, start.inputs, start.labels, config),
+        engine="fast",
+    )
