@@ -135,11 +135,14 @@ class Stack:
         for k in reversed(range(len(self.uses))):
             layer, a = self.uses[k], inputs[k]
             grad_w, grad_b = self.weight_grads[layer], self.bias_grads[layer]
+            # (rows, out) laid out in memory: OpenBLAS is slower with a
+            # transposed right-hand side.
+            delta = np.ascontiguousarray(delta_t.swapaxes(-1, -2))
             if self.writes[k]:
-                np.matmul(a.swapaxes(-1, -2), delta_t.swapaxes(-1, -2), out=grad_w)
+                np.matmul(a.swapaxes(-1, -2), delta, out=grad_w)
                 np.sum(delta_t, axis=-1, out=grad_b)
             else:
-                grad_w += a.swapaxes(-1, -2) @ delta_t.swapaxes(-1, -2)
+                grad_w += a.swapaxes(-1, -2) @ delta
                 grad_b += delta_t.sum(axis=-1)
             if k > 0:
                 delta_t = self.weights[layer] @ delta_t
