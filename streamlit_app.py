@@ -5,6 +5,7 @@ import streamlit as st
 
 from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
 from ui.sidebar import read_config
+from ui.sweep import sweep_section
 
 st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
 st.title("fitlab")
@@ -22,3 +23,4 @@ if config is not None:
     else:
         loss_section(run)
     parameter_tables(run)
+    sweep_section(config)

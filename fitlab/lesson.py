@@ -59,3 +59,15 @@ def blog_figure_note(run: Run) -> str:
             f"test rows ({true_mse:.4g}); the blog's script would print "
             f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
             f"instead of averaging them.")
+
+
+def engine_note(run: Run) -> str:
+    """One sentence: which engine trained the run, and where the other is."""
+    if run.engine == "fast":
+        return ("Trained by the **fast** engine: the same math as autograd, written out by hand "
+                "in numpy. The **autograd** engine (torch, the blog's way) is under Advanced › Engine.")
+    if not run.config.detach:
+        return ("Trained by the **autograd** engine: with the labels attached only torch's "
+                "backward() can show the blog's error, so the fast engine does not apply.")
+    return ("Trained by the **autograd** engine: torch, the blog's way. The **fast** engine "
+            "(the same math by hand in numpy) is under Advanced › Engine.")

@@ -11,6 +11,7 @@ batched numpy calls.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from typing import Callable
 
@@ -21,6 +22,8 @@ from fitlab.config import Config
 from fitlab.fast import Stack, draw_start, fit, layer_uses
 
 AXES = ("lr", "seed", "width")
+# A grid's size is bounded: every config's weights and data sit in memory at once.
+MAX_CONFIGS = 256
 
 Progress = Callable[[int, int], None]
 
@@ -39,9 +42,26 @@ def grid(config: Config, **axes) -> list[Config]:
     if not config.detach:
         raise ValueError("detach=False is not allowed in a sweep: a sweep runs the fast "
                          "engine, which trains on detached labels")
+    size = math.prod(len(v) for v in axes.values())
+    if size > MAX_CONFIGS:
+        raise ValueError(f"a sweep of {size} configs is too large: allowed 1 to {MAX_CONFIGS}")
     names = list(axes)
     return [replace(config, **dict(zip(names, values)))
             for values in itertools.product(*(axes[n] for n in names))]
+
+
+def parse_axis(name: str, text: str) -> list:
+    """The values of axis `name` typed as a comma-separated list, as numbers
+    of the field's type (lr a float, seed and width whole numbers)."""
+    kind = float if name == "lr" else int
+    try:
+        values = [kind(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError:
+        raise ValueError(f"{name} values {text!r} are not allowed: give comma-separated "
+                         f"{'numbers' if kind is float else 'whole numbers'}") from None
+    if not values:
+        raise ValueError(f"{name} values {text!r} are not allowed: give at least one value")
+    return list(dict.fromkeys(values))
 
 
 def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Config, pd.DataFrame]:

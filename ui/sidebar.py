@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab import BOUNDS, Config
+from fitlab.config import ENGINES
 
 DEFAULTS = Config()
 
@@ -17,7 +18,7 @@ def read_config() -> Config | None:
     """Draw the sidebar and build a Config from it; on a ValueError show it
     as st.error and return None."""
     for key in ("width", "shared_repeats", "lr", "batch_size", "detach", "tied",
-                "epochs", "seed", "n_train"):
+                "epochs", "seed", "n_train", "engine"):
         _default(key)
     sidebar = st.sidebar
     sidebar.header("The fit")
@@ -34,6 +35,9 @@ def read_config() -> Config | None:
         tied = st.checkbox("Tie the shared layer", key="tied",
                            help="Off: the student gets an independent copy of the shared "
                                 "layer per use, all starting from the same values.")
+        engine = st.radio("Engine", ENGINES, key="engine", horizontal=True,
+                          help="fast: the same math by hand in numpy. autograd: torch, the "
+                               "blog's way. Undetached labels always run autograd.")
     st.session_state["batch_size"] = min(st.session_state["batch_size"], n_train)
     with basics:
         width = st.slider("Hidden width", *BOUNDS["width"], key="width")
@@ -47,7 +51,8 @@ def read_config() -> Config | None:
                              help="The blog's fix. Untick to see the error it hit.")
     try:
         return Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
-                      detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train)
+                      detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
+                      engine=engine)
     except ValueError as exc:
         st.error(f"These settings cannot run: {exc}")
         return None
