@@ -15,7 +15,7 @@ fitlab.data), so both engines start from the same draws.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -24,8 +24,8 @@ import torch
 from threadpoolctl import ThreadpoolController
 
 from fitlab.config import Config
-from fitlab.data import draw_inputs, make_labels
-from fitlab.model import build_teacher, reinitialise_as_student
+from fitlab.data import draw_inputs
+from fitlab.model import build_teacher, reinitialise_as_student, untie
 from fitlab.run import Run
 from fitlab.tables import array_parameter_table, parameter_table
 
@@ -51,19 +51,19 @@ def draw_start(config: Config) -> Start:
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_params = parameter_table(teacher.named_layers())
-    inputs = draw_inputs(config, generator)
-    with torch.no_grad():
-        labels = make_labels(teacher, inputs, detach=True)
+    teacher_layers = [(layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
+                      for _, layer in teacher.named_layers()]
+    inputs = draw_inputs(config, generator).numpy()
+    # The labels by the same math in numpy: torch's forward here would cost
+    # more than the fast engine's whole default run.
+    teacher_stack = Stack([w.shape for w, _ in teacher_layers], layer_uses(replace(config, tied=True)), ())
+    teacher_stack.load(teacher_layers)
+    labels = teacher_stack.forward(inputs)
     reinitialise_as_student(teacher, generator)
-    named = teacher.named_layers()
-    if not config.tied:
-        # Independent copies, each starting from the shared layer's values.
-        first, shared, last = named[0], named[1:-1], named[-1]
-        named = [first, *[(f"shared copy {i + 1}", shared[0][1])
-                          for i in range(config.shared_repeats)], last]
+    named = (teacher if config.tied else untie(teacher)).named_layers()
     layers = [(name, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
               for name, layer in named]
-    return Start(teacher_params, inputs.numpy(), labels.numpy(), layers)
+    return Start(teacher_params, inputs, labels, layers)
 
 
 class Stack:
@@ -92,13 +92,8 @@ class Stack:
         # Biases as rows, to broadcast over a batch.
         self.bias_rows = [b.reshape(lead + (1, b.shape[-1])) for b in self.biases]
         self.uses = uses
-        # The first time backward meets a layer it writes its gradient, later
-        # uses add to it: the shared layer's gradient sums over its uses.
-        seen: set[int] = set()
-        self.writes = [False] * len(uses)
-        for k in reversed(range(len(uses))):
-            self.writes[k] = uses[k] not in seen
-            seen.add(uses[k])
+        # For each distinct layer, the uses whose gradients add up into it.
+        self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
 
     def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Set each distinct layer from (weight (out, in), bias (out,)), stacked
@@ -125,29 +120,38 @@ class Stack:
             a = z
         return a
 
-    def sgd_step(self, x: np.ndarray, y: np.ndarray, lr) -> None:
-        """One SGD step on the mean squared error of the rows x against y."""
+    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on the mean squared error of the rows x against y.
+
+        `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
+        over (out, rows)): folding lr into the loss's gradient makes every
+        gradient below lr times the true one, so the update is one subtraction.
+        """
         inputs: list[np.ndarray] = []
         out = self.forward(x, inputs)
-        # delta_t: d loss / d (layer output), transposed to (out, rows).
+        # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
         delta_t = (out - y).swapaxes(-1, -2)
-        delta_t *= np.float32(2 / y.shape[-2])
-        for k in reversed(range(len(self.uses))):
-            layer, a = self.uses[k], inputs[k]
-            grad_w, grad_b = self.weight_grads[layer], self.bias_grads[layer]
-            # (rows, out) laid out in memory: OpenBLAS is slower with a
-            # transposed right-hand side.
-            delta = np.ascontiguousarray(delta_t.swapaxes(-1, -2))
-            if self.writes[k]:
-                np.matmul(a.swapaxes(-1, -2), delta, out=grad_w)
-                np.sum(delta_t, axis=-1, out=grad_b)
+        delta_t *= step
+        # Per use: its input transposed (in, rows) and its delta (rows, out),
+        # laid out in memory: OpenBLAS is slower with a transposed right side.
+        inputs_t, deltas = [None] * len(self.uses), [None] * len(self.uses)
+        for k in range(len(self.uses) - 1, -1, -1):
+            inputs_t[k] = a_t = inputs[k].swapaxes(-1, -2)
+            deltas[k] = np.ascontiguousarray(delta_t.swapaxes(-1, -2))
+            if k:
+                delta_t = self.weights[self.uses[k]] @ delta_t
+                delta_t *= a_t > 0
+        for layer, ks in self.uses_of.items():
+            if len(ks) == 1:
+                a_t, delta = inputs_t[ks[0]], deltas[ks[0]]
             else:
-                grad_w += a.swapaxes(-1, -2) @ delta
-                grad_b += delta_t.sum(axis=-1)
-            if k > 0:
-                delta_t = self.weights[layer] @ delta_t
-                delta_t *= a.swapaxes(-1, -2) > 0
-        self.params -= lr * self.grads
+                # The shared layer: one matmul over all its uses' rows adds
+                # the gradients of its uses.
+                a_t = np.concatenate([inputs_t[k] for k in ks], axis=-1)
+                delta = np.concatenate([deltas[k] for k in ks], axis=-2)
+            np.matmul(a_t, delta, out=self.weight_grads[layer])
+            np.add.reduce(delta, axis=-2, out=self.bias_grads[layer])
+        self.params -= self.grads
 
 
 def layer_uses(config: Config) -> list[int]:
@@ -193,13 +197,15 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
     A diverging fit is a result: overflow gives inf and nan losses, no warning.
     """
     n_train = config.n_train
-    steps = [(inputs[..., s, :], labels[..., s, :]) for s in batches(config)]
+    lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
+    steps = [(inputs[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
+             for s in batches(config)]
     train_losses, test_losses = [], []
     with np.errstate(all="ignore"), blas_threads().limit(limits=1, user_api="blas"):
         for epoch in range(config.epochs + 1):
             if epoch:
-                for x, y in steps:
-                    stack.sgd_step(x, y, lr)
+                for x, y, step in steps:
+                    stack.sgd_step(x, y, step)
                 if on_epoch is not None:
                     on_epoch(epoch)
                 if progress is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from fitlab.run import Run
@@ -22,18 +23,17 @@ def parameter_table(named_layers) -> pd.DataFrame:
 
 def array_parameter_table(named_arrays) -> pd.DataFrame:
     """parameter_table for layers given as (name, weight, bias) numpy arrays."""
-    frames = []
+    names, rows, cols, values = [], [], [], []
     for name, weight, bias in named_arrays:
         for kind, array in (("weight", weight), ("bias", bias)):
-            values = array.reshape(array.shape[0], -1)
-            rows, cols = values.shape
-            frames.append(pd.DataFrame({
-                "parameter": f"{name}.{kind}",
-                "row": [r for r in range(rows) for _ in range(cols)],
-                "col": [c for _ in range(rows) for c in range(cols)],
-                "value": values.reshape(-1).astype(float),
-            }))
-    return pd.concat(frames, ignore_index=True)[PARAM_COLUMNS]
+            grid = array.reshape(array.shape[0], -1)
+            row, col = np.indices(grid.shape)
+            names.append(np.full(grid.size, f"{name}.{kind}", dtype=object))
+            rows.append(row.ravel())
+            cols.append(col.ravel())
+            values.append(grid.ravel().astype(float))
+    return pd.DataFrame({"parameter": np.concatenate(names), "row": np.concatenate(rows),
+                         "col": np.concatenate(cols), "value": np.concatenate(values)})
 
 
 def history_csv(run: Run) -> str:
