@@ -58,7 +58,7 @@ def draw_start(config: Config) -> Start:
     # more than the fast engine's whole default run.
     teacher_stack = Stack([w.shape for w, _ in teacher_layers], layer_uses(replace(config, tied=True)), ())
     teacher_stack.load(teacher_layers)
-    labels = teacher_stack.forward(inputs)
+    labels = teacher_stack.forward(with_ones(inputs))
     reinitialise_as_student(teacher, generator)
     named = (teacher if config.tied else untie(teacher)).named_layers()
     layers = [(name, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
@@ -71,57 +71,74 @@ class Stack:
     flat float32 buffer (so one SGD update covers them all), with a gradient
     buffer of the same layout.
 
-    `lead` is () for a single run, (C,) for a stack of C configs. Weights are
-    held transposed, (in, out): with this layout and the backward pass run on
-    transposed deltas, no matmul multiplies by a transposed large matrix,
-    which OpenBLAS does several times slower at these shapes.
+    `lead` is () for a single run, (C,) for a stack of C configs. Each layer
+    is one block (in + 1, out): its weight transposed, then its bias as a last
+    row. Every layer's input carries a trailing column of ones, so one matmul
+    applies weight and bias, and one matmul gives both their gradients. With
+    the weights transposed and the backward pass run on transposed deltas, no
+    matmul has a transposed large right-hand side, which OpenBLAS does several
+    times slower at these shapes.
     """
 
     def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], lead: tuple):
-        sizes = [o * i + o for o, i in layer_shapes]
+        sizes = [(i + 1) * o for o, i in layer_shapes]
         self.params = np.zeros(lead + (sum(sizes),), dtype=np.float32)
         self.grads = np.zeros_like(self.params)
-        self.weights, self.biases, self.weight_grads, self.bias_grads = [], [], [], []
+        self.blocks, self.grad_blocks = [], []
         offset = 0
         for (o, i), size in zip(layer_shapes, sizes):
-            for buffer, ws, bs in ((self.params, self.weights, self.biases),
-                                   (self.grads, self.weight_grads, self.bias_grads)):
-                ws.append(buffer[..., offset:offset + o * i].reshape(lead + (i, o)))
-                bs.append(buffer[..., offset + o * i:offset + size])
+            self.blocks.append(self.params[..., offset:offset + size].reshape(lead + (i + 1, o)))
+            self.grad_blocks.append(self.grads[..., offset:offset + size].reshape(lead + (i + 1, o)))
             offset += size
-        # Biases as rows, to broadcast over a batch.
-        self.bias_rows = [b.reshape(lead + (1, b.shape[-1])) for b in self.biases]
-        self.uses = uses
+        self.weights_t = [block[..., :-1, :] for block in self.blocks]
+        self.lead, self.uses = lead, uses
+        self.input_widths = [layer_shapes[layer][1] for layer in uses]
         # For each distinct layer, the uses whose gradients add up into it.
         self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
+        self._hidden_inputs: dict[int, list[np.ndarray]] = {}
 
     def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Set each distinct layer from (weight (out, in), bias (out,)), stacked
         along the lead axes if any."""
-        for k, (w, b) in enumerate(layers):
-            self.weights[k][...] = w.swapaxes(-1, -2)
-            self.biases[k][...] = b
+        for block, (w, b) in zip(self.blocks, layers):
+            block[..., :-1, :] = w.swapaxes(-1, -2)
+            block[..., -1, :] = b
 
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Copies of each distinct layer's (weight (out, in), bias (out,))."""
-        return [(w.swapaxes(-1, -2).copy(), b.copy()) for w, b in zip(self.weights, self.biases)]
+        return [(b[..., :-1, :].swapaxes(-1, -2).copy(), b[..., -1, :].copy()) for b in self.blocks]
+
+    def hidden_inputs(self, rows: int) -> list[np.ndarray]:
+        """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
+        its trailing column of ones already set."""
+        buffers = self._hidden_inputs.get(rows)
+        if buffers is None:
+            buffers = []
+            for width in self.input_widths[1:]:
+                buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
+                buffer[..., -1] = 1
+                buffers.append(buffer)
+            self._hidden_inputs[rows] = buffers
+        return buffers
 
     def forward(self, x: np.ndarray, keep: list | None = None) -> np.ndarray:
-        """The net's output for rows x; appends each layer's input to `keep`."""
-        a = x
-        last = len(self.uses) - 1
+        """The net's output for rows x given with_ones(); appends each use's
+        input to `keep`. Hidden inputs live in reused buffers: they are valid
+        until the next forward over as many rows."""
+        buffers = self.hidden_inputs(x.shape[-2])
+        a, last = x, len(self.uses) - 1
         for k, layer in enumerate(self.uses):
             if keep is not None:
                 keep.append(a)
-            z = a @ self.weights[layer]
-            z += self.bias_rows[layer]
-            if k < last:
-                np.maximum(z, 0, out=z)
-            a = z
-        return a
+            z = a @ self.blocks[layer]
+            if k == last:
+                return z
+            a = buffers[k]
+            np.maximum(z, 0, out=a[..., :-1])
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
-        """One SGD step on the mean squared error of the rows x against y.
+        """One SGD step on the mean squared error of the rows x (with_ones())
+        against y.
 
         `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
         over (out, rows)): folding lr into the loss's gradient makes every
@@ -132,15 +149,15 @@ class Stack:
         # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
         delta_t = (out - y).swapaxes(-1, -2)
         delta_t *= step
-        # Per use: its input transposed (in, rows) and its delta (rows, out),
-        # laid out in memory: OpenBLAS is slower with a transposed right side.
+        # Per use: its input transposed (in + 1, rows) and its delta (rows,
+        # out) laid out in memory, for the gradient matmul.
         inputs_t, deltas = [None] * len(self.uses), [None] * len(self.uses)
         for k in range(len(self.uses) - 1, -1, -1):
             inputs_t[k] = a_t = inputs[k].swapaxes(-1, -2)
             deltas[k] = np.ascontiguousarray(delta_t.swapaxes(-1, -2))
             if k:
-                delta_t = self.weights[self.uses[k]] @ delta_t
-                delta_t *= a_t > 0
+                delta_t = self.weights_t[self.uses[k]] @ delta_t
+                delta_t *= a_t[..., :-1, :] > 0
         for layer, ks in self.uses_of.items():
             if len(ks) == 1:
                 a_t, delta = inputs_t[ks[0]], deltas[ks[0]]
@@ -149,9 +166,13 @@ class Stack:
                 # the gradients of its uses.
                 a_t = np.concatenate([inputs_t[k] for k in ks], axis=-1)
                 delta = np.concatenate([deltas[k] for k in ks], axis=-2)
-            np.matmul(a_t, delta, out=self.weight_grads[layer])
-            np.add.reduce(delta, axis=-2, out=self.bias_grads[layer])
+            np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
+
+
+def with_ones(x: np.ndarray) -> np.ndarray:
+    """x with a trailing column of ones, the form Stack.forward takes."""
+    return np.concatenate([x, np.ones(x.shape[:-1] + (1,), dtype=x.dtype)], axis=-1)
 
 
 def layer_uses(config: Config) -> list[int]:
@@ -174,7 +195,7 @@ def mse(out: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def losses(stack: Stack, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
-    """(train MSE, test MSE) of the current parameters."""
+    """(train MSE, test MSE) of the current parameters; inputs with_ones()."""
     out = stack.forward(inputs)
     return (mse(out[..., :n_train, :], labels[..., :n_train, :]),
             mse(out[..., n_train:, :], labels[..., n_train:, :]))
@@ -198,6 +219,7 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
     """
     n_train = config.n_train
     lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
+    inputs = with_ones(inputs)
     steps = [(inputs[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
              for s in batches(config)]
     train_losses, test_losses = [], []
@@ -219,7 +241,7 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
 def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
     """What the blog's test() prints: per-batch mean losses over the test rows
     summed, not averaged."""
-    diff = stack.forward(inputs[config.n_train:]) - labels[config.n_train:]
+    diff = stack.forward(with_ones(inputs[config.n_train:])) - labels[config.n_train:]
     squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
