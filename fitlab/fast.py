@@ -58,7 +58,7 @@ def draw_start(config: Config) -> Start:
     # more than the fast engine's whole default run.
     teacher_stack = Stack([w.shape for w, _ in teacher_layers], layer_uses(replace(config, tied=True)), ())
     teacher_stack.load(teacher_layers)
-    labels = teacher_stack.forward(with_ones(inputs))
+    labels = teacher_stack.evaluate(inputs)
     reinitialise_as_student(teacher, generator)
     named = (teacher if config.tied else untie(teacher)).named_layers()
     layers = [(name, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy())
@@ -91,6 +91,7 @@ class Stack:
             self.grad_blocks.append(self.grads[..., offset:offset + size].reshape(lead + (i + 1, o)))
             offset += size
         self.weights_t = [block[..., :-1, :] for block in self.blocks]
+        self.biases = [block[..., -1:, :] for block in self.blocks]
         self.lead, self.uses = lead, uses
         self.input_widths = [layer_shapes[layer][1] for layer in uses]
         # For each distinct layer, the uses whose gradients add up into it.
@@ -135,6 +136,18 @@ class Stack:
                 return z
             a = buffers[k]
             np.maximum(z, 0, out=a[..., :-1])
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The net's output for rows x (without the ones column). For many
+        rows a bias add is cheaper than writing activations beside a ones
+        column, which is a strided write."""
+        a, last = x, len(self.uses) - 1
+        for k, layer in enumerate(self.uses):
+            a = a @ self.weights_t[layer]
+            a += self.biases[layer]
+            if k < last:
+                np.maximum(a, 0, out=a)
+        return a
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
@@ -188,17 +201,13 @@ def batches(config: Config) -> list[slice]:
             for s in range(0, config.n_train, config.batch_size)]
 
 
-def mse(out: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Mean squared error over the last two axes (float32, as torch)."""
-    diff = out - y
-    return np.mean(diff * diff, axis=(-2, -1))
-
-
 def losses(stack: Stack, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
-    """(train MSE, test MSE) of the current parameters; inputs with_ones()."""
-    out = stack.forward(inputs)
-    return (mse(out[..., :n_train, :], labels[..., :n_train, :]),
-            mse(out[..., n_train:, :], labels[..., n_train:, :]))
+    """(train MSE, test MSE) of the current parameters (float32 sums, as torch)."""
+    squares = stack.evaluate(inputs) - labels
+    squares *= squares
+    squares = squares[..., 0]
+    return (np.add.reduce(squares[..., :n_train], axis=-1) / n_train,
+            np.add.reduce(squares[..., n_train:], axis=-1) / (squares.shape[-1] - n_train))
 
 
 @functools.cache
@@ -219,8 +228,8 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
     """
     n_train = config.n_train
     lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
-    inputs = with_ones(inputs)
-    steps = [(inputs[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
+    rows = with_ones(inputs)
+    steps = [(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
              for s in batches(config)]
     train_losses, test_losses = [], []
     with np.errstate(all="ignore"), blas_threads().limit(limits=1, user_api="blas"):
@@ -241,7 +250,7 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
 def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
     """What the blog's test() prints: per-batch mean losses over the test rows
     summed, not averaged."""
-    diff = stack.forward(with_ones(inputs[config.n_train:])) - labels[config.n_train:]
+    diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
     squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)

@@ -22,8 +22,10 @@ from fitlab.config import Config
 from fitlab.fast import Stack, draw_start, fit, layer_uses
 
 AXES = ("lr", "seed", "width")
-# A grid's size is bounded: every config's weights and data sit in memory at once.
+# A grid's size is bounded: every config's weights, data and activations sit
+# in memory at once (2**26 float32 activations are 256 MiB).
 MAX_CONFIGS = 256
+MAX_ACTIVATIONS = 2**26
 
 Progress = Callable[[int, int], None]
 
@@ -73,6 +75,11 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
     """
     configs = grid(config, **axes)
     width = max(c.width for c in configs)
+    activations = len(configs) * config.n_samples * (width + 1) * (config.shared_repeats + 2)
+    if activations > MAX_ACTIVATIONS:
+        raise ValueError(f"a sweep of {len(configs)} configs of width up to {width} over "
+                         f"{config.n_samples} rows is too large: it needs {activations:,} "
+                         f"activations, allowed up to {MAX_ACTIVATIONS:,}")
     # lr does not change the draws: draw once per (seed, width).
     starts = {}
     for c in configs:

@@ -64,6 +64,12 @@ def test_bad_axes_are_value_errors(axes, message):
         grid(Config(), **axes)
 
 
+def test_a_sweep_too_large_for_memory_is_refused_before_training():
+    with pytest.raises(ValueError, match="is too large: it needs"):
+        fitlab.sweep(Config(n_samples=20_000, n_train=100, shared_repeats=8),
+                     width=[200, 256], seed=list(range(10)))
+
+
 def test_a_sweep_needs_detached_labels():
     with pytest.raises(ValueError, match="^detach=False"):
         grid(Config(detach=False), lr=[0.1])
