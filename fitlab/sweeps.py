@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from fitlab.config import Config
-from fitlab.fast import Stack, draw_start, fit, layer_uses
 
 AXES = ("lr", "seed", "width")
 # A grid's size is bounded: every config's weights, data and activations sit
@@ -73,6 +72,10 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
     test_loss) equal to train(config).history to the engines' tolerance.
     `progress(done, total)` is called after each epoch.
     """
+    # Imported here, not at module load: it imports torch, and the page
+    # imports this module for AXES and parse_axis before anything trains.
+    from fitlab.fast import Stack, draw_start, fit, layer_uses
+
     configs = grid(config, **axes)
     width = max(c.width for c in configs)
     activations = len(configs) * config.n_samples * (width + 1) * (config.shared_repeats + 2)

@@ -23,17 +23,19 @@ def parameter_table(named_layers) -> pd.DataFrame:
 
 def array_parameter_table(named_arrays) -> pd.DataFrame:
     """parameter_table for layers given as (name, weight, bias) numpy arrays."""
-    names, rows, cols, values = [], [], [], []
+    names, sizes, rows, cols, values = [], [], [], [], []
     for name, weight, bias in named_arrays:
         for kind, array in (("weight", weight), ("bias", bias)):
             grid = array.reshape(array.shape[0], -1)
             row, col = np.indices(grid.shape)
-            names.append(np.full(grid.size, f"{name}.{kind}", dtype=object))
+            names.append(f"{name}.{kind}")
+            sizes.append(grid.size)
             rows.append(row.ravel())
             cols.append(col.ravel())
             values.append(grid.ravel().astype(float))
-    return pd.DataFrame({"parameter": np.concatenate(names), "row": np.concatenate(rows),
-                         "col": np.concatenate(cols), "value": np.concatenate(values)})
+    return pd.DataFrame({"parameter": np.repeat(np.array(names, dtype=object), sizes),
+                         "row": np.concatenate(rows), "col": np.concatenate(cols),
+                         "value": np.concatenate(values)})
 
 
 def history_csv(run: Run) -> str:
