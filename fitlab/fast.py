@@ -92,6 +92,8 @@ class Stack:
             offset += size
         self.weights_t = [block[..., :-1, :] for block in self.blocks]
         self.biases = [block[..., -1:, :] for block in self.blocks]
+        self.use_blocks = [self.blocks[layer] for layer in uses]
+        self.use_weights_t = [self.weights_t[layer] for layer in uses]
         self.lead, self.uses = lead, uses
         self.input_widths = [layer_shapes[layer][1] for layer in uses]
         self.wide = [layer_shapes[layer][0] > 32 for layer in uses]
@@ -111,33 +113,22 @@ class Stack:
         """Copies of each distinct layer's (weight (out, in), bias (out,))."""
         return [(b[..., :-1, :].swapaxes(-1, -2).copy(), b[..., -1, :].copy()) for b in self.blocks]
 
-    def hidden_inputs(self, rows: int) -> list[np.ndarray]:
+    def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
         """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
-        its trailing column of ones already set."""
-        buffers = self._hidden_inputs.get(rows)
-        if buffers is None:
+        its trailing column of ones already set, with the views a step
+        needs: (inputs, activations without the ones, both transposed)."""
+        views = self._hidden_inputs.get(rows)
+        if views is None:
             buffers = []
             for width in self.input_widths[1:]:
                 buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
                 buffer[..., -1] = 1
                 buffers.append(buffer)
-            self._hidden_inputs[rows] = buffers
-        return buffers
-
-    def forward(self, x: np.ndarray, keep: list | None = None) -> np.ndarray:
-        """The net's output for rows x given with_ones(); appends each use's
-        input to `keep`. Hidden inputs live in reused buffers: they are valid
-        until the next forward over as many rows."""
-        buffers = self.hidden_inputs(x.shape[-2])
-        a, last = x, len(self.uses) - 1
-        for k, layer in enumerate(self.uses):
-            if keep is not None:
-                keep.append(a)
-            z = a @ self.blocks[layer]
-            if k == last:
-                return z
-            a = buffers[k]
-            np.maximum(z, 0, out=a[..., :-1])
+            views = (buffers, [b[..., :-1] for b in buffers],
+                     [b.swapaxes(-1, -2) for b in buffers],
+                     [b.swapaxes(-1, -2)[..., :-1, :] for b in buffers])
+            self._hidden_inputs[rows] = views
+        return views
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """The net's output for rows x (without the ones column). For many
@@ -164,42 +155,47 @@ class Stack:
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
-        against y.
+        against y. The forward pass keeps each use's input in reused buffers.
 
         `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
         over (out, rows)): folding lr into the loss's gradient makes every
         gradient below lr times the true one, so the update is one subtraction.
         """
-        inputs: list[np.ndarray] = []
-        out = self.forward(x, inputs)
+        # Forward: each hidden input is written into its reused buffer.
+        inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
+        blocks = self.use_blocks
+        a = x
+        for k in range(len(blocks) - 1):
+            np.maximum(a @ blocks[k], 0, out=activations[k])
+            a = inputs[k]
+        out = a @ blocks[-1]
         # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
         delta_t = (out - y).swapaxes(-1, -2)
         delta_t *= step
         # Per use: its input transposed (in + 1, rows) and its delta (rows, out).
-        inputs_t, deltas = [None] * len(self.uses), [None] * len(self.uses)
-        for k in range(len(self.uses) - 1, -1, -1):
-            inputs_t[k] = a_t = inputs[k].swapaxes(-1, -2)
+        uses_t, deltas = [x.swapaxes(-1, -2), *inputs_t], [None] * len(blocks)
+        for k in range(len(blocks) - 1, -1, -1):
             delta = delta_t.swapaxes(-1, -2)
             # Wide deltas laid out in memory: OpenBLAS is slower with a
             # transposed right-hand side; narrow ones are not worth a copy.
             deltas[k] = np.ascontiguousarray(delta) if self.wide[k] else delta
             if k:
-                delta_t = self.weights_t[self.uses[k]] @ delta_t
-                delta_t *= a_t[..., :-1, :] > 0
+                delta_t = self.use_weights_t[k] @ delta_t
+                delta_t *= activations_t[k - 1] > 0
         for layer, ks in self.uses_of.items():
             if len(ks) == 1:
-                a_t, delta = inputs_t[ks[0]], deltas[ks[0]]
+                a_t, delta = uses_t[ks[0]], deltas[ks[0]]
             else:
                 # The shared layer: one matmul over all its uses' rows adds
                 # the gradients of its uses.
-                a_t = np.concatenate([inputs_t[k] for k in ks], axis=-1)
+                a_t = np.concatenate([uses_t[k] for k in ks], axis=-1)
                 delta = np.concatenate([deltas[k] for k in ks], axis=-2)
             np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
 
 
 def with_ones(x: np.ndarray) -> np.ndarray:
-    """x with a trailing column of ones, the form Stack.forward takes."""
+    """x with a trailing column of ones, the form Stack.sgd_step takes."""
     return np.concatenate([x, np.ones(x.shape[:-1] + (1,), dtype=x.dtype)], axis=-1)
 
 
