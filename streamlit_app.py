@@ -8,6 +8,7 @@ from ui.diagnosis import failure_diagnosis, tied_gradient_section
 from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
 from ui.share import warn_about_url
 from ui.sidebar import read_config
+from ui.sweep import sweep_section
 
 st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
 st.title("fitlab")
@@ -30,8 +31,8 @@ else:
             failure_diagnosis(config)
             parameter_tables(run)
     else:
-        training, student, gradients, compare = st.tabs(
-            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs"])
+        training, student, gradients, compare, sweep = st.tabs(
+            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"])
         with training:
             loss_section(run)
             parameter_tables(run)
@@ -39,6 +40,8 @@ else:
             student_section(run)
         with gradients:
             tied_gradient_section(run)
+        with sweep:
+            sweep_section(config)
     with compare:
         compare_section()
 warn_about_url()  # last: every widget has read the URL by now

@@ -38,3 +38,21 @@ def loss_chart(history: pd.DataFrame, log_scale: bool = False) -> alt.Chart:
         .properties(height=320)
         .interactive(bind_y=False)
     )
+
+
+def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
+    """Final test loss of each sweep config as a heatmap over two axes (log
+    colour scale); a diverged config (non-finite loss) is marked in words."""
+    finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
+    base = alt.Chart(table[finite]).encode(
+        x=alt.X(f"{x}:O", title=x), y=alt.Y(f"{y}:O", title=y, sort="descending"))
+    cells = base.mark_rect().encode(
+        color=alt.Color("test_loss:Q", title="final test MSE",
+                        scale=alt.Scale(type="log", scheme="viridis", reverse=True)),
+        tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
+                 alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
+                 alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")])
+    labels = base.mark_text(fontSize=10).encode(text=alt.Text("test_loss:Q", format=".2g"))
+    diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(color="#d62728").encode(
+        x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
+    return alt.layer(cells, labels, diverged).properties(height=320)

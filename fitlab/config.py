@@ -19,6 +19,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "seed": (0, 2**32 - 1),
 }
 
+# "fast": numpy by hand (fitlab.fast); "autograd": torch, the blog's way.
+ENGINES = ("fast", "autograd")
+
 # The work budget: a run whose estimated training time exceeds BUDGET_SECONDS
 # is refused, so no request keeps a server thread busy for long. The estimate
 # models the slowest engine (torch autograd), measured on the 2-core server
@@ -51,6 +54,9 @@ class Config:
     n_train         training rows
     in_features     columns of X
     seed            seed of the run's one torch.Generator
+    engine          "fast" (numpy by hand) or "autograd" (torch, the reference);
+                    detach=False always runs autograd, whose backward() is
+                    what raises the blog's error
     """
 
     width: int = 5
@@ -64,6 +70,7 @@ class Config:
     n_train: int = 50
     in_features: int = 10
     seed: int = 0
+    engine: str = "fast"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -71,6 +78,9 @@ class Config:
             if f.type == "bool":
                 if not isinstance(value, bool):
                     raise ValueError(f"{f.name}={value!r} is not allowed: it must be True or False")
+            elif f.type == "str":
+                if value not in ENGINES:
+                    raise ValueError(f"{f.name}={value!r} is not allowed: it must be one of {ENGINES}")
             elif f.type == "int":
                 _check_int(f.name, value)
             else:
@@ -95,6 +105,12 @@ class Config:
         """Roughly how long train(self) takes on the slowest engine (see
         BUDGET_SECONDS); the cost grows as epochs × batches × width²."""
         return estimated_seconds(self)
+
+    @property
+    def runs_engine(self) -> str:
+        """The engine train() uses: the chosen one, but autograd whenever the
+        labels stay attached."""
+        return self.engine if self.detach else "autograd"
 
     def as_dict(self) -> dict:
         """The fields as a plain dict, in declaration order."""

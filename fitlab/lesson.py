@@ -83,3 +83,15 @@ def divergence_note(run: Run) -> str | None:
             f"became NaN, because each SGD step overshot by more than the last (learning "
             f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
             f"losses ({drawn}); the tables and the CSV keep everything, NaN and inf included.")
+
+
+def engine_note(run: Run) -> str:
+    """One sentence: which engine trained the run, and where the other is."""
+    if run.engine == "fast":
+        return ("Trained by the **fast** engine: the same math as autograd, written out by hand "
+                "in numpy. The **autograd** engine (torch, the blog's way) is under Advanced › Engine.")
+    if not run.config.detach:
+        return ("Trained by the **autograd** engine: with the labels attached only torch's "
+                "backward() can show the blog's error, so the fast engine does not apply.")
+    return ("Trained by the **autograd** engine: torch, the blog's way. The **fast** engine "
+            "(the same math by hand in numpy) is under Advanced › Engine.")

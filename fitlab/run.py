@@ -39,6 +39,7 @@ class Run:
     loss_slices     DataFrame: path, t, train_loss, test_loss; the loss along
                     the straight lines from the initial and from the final
                     student (t = 0) to the teacher (t = 1).
+    engine          the engine that actually trained it: "fast" or "autograd".
     """
 
     config: Config
@@ -50,3 +51,4 @@ class Run:
     distances: pd.DataFrame
     test_predictions: pd.DataFrame
     loss_slices: pd.DataFrame
+    engine: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from fitlab.run import Run
@@ -16,18 +17,25 @@ def parameter_table(named_layers) -> pd.DataFrame:
     unit and col its input, a bias has col 0. Each layer is listed once, so the
     shared layer appears once however often it is used.
     """
-    frames = []
-    for name, layer in named_layers:
-        for kind, tensor in (("weight", layer.weight), ("bias", layer.bias)):
-            values = tensor.detach().reshape(tensor.shape[0], -1).numpy()
-            rows, cols = values.shape
-            frames.append(pd.DataFrame({
-                "parameter": f"{name}.{kind}",
-                "row": [r for r in range(rows) for _ in range(cols)],
-                "col": [c for _ in range(rows) for c in range(cols)],
-                "value": values.reshape(-1).astype(float),
-            }))
-    return pd.concat(frames, ignore_index=True)[PARAM_COLUMNS]
+    return array_parameter_table([(name, layer.weight.detach().numpy(), layer.bias.detach().numpy())
+                                  for name, layer in named_layers])
+
+
+def array_parameter_table(named_arrays) -> pd.DataFrame:
+    """parameter_table for layers given as (name, weight, bias) numpy arrays."""
+    names, sizes, rows, cols, values = [], [], [], [], []
+    for name, weight, bias in named_arrays:
+        for kind, array in (("weight", weight), ("bias", bias)):
+            grid = array.reshape(array.shape[0], -1)
+            row, col = np.indices(grid.shape)
+            names.append(f"{name}.{kind}")
+            sizes.append(grid.size)
+            rows.append(row.ravel())
+            cols.append(col.ravel())
+            values.append(grid.ravel().astype(float))
+    return pd.DataFrame({"parameter": np.repeat(np.array(names, dtype=object), sizes),
+                         "row": np.concatenate(rows), "col": np.concatenate(cols),
+                         "value": np.concatenate(values)})
 
 
 def history_csv(run: Run) -> str:

@@ -11,10 +11,9 @@ from torch import nn
 from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
 from fitlab.distance import DistanceTracker
-from fitlab.landscape import teacher_slices
 from fitlab.model import build_teacher, reinitialise_as_student, untie
-from fitlab.predictions import prediction_table
 from fitlab.run import Run, TrainingError
+from fitlab.student_teacher import student_teacher_fields
 from fitlab.tables import parameter_table
 from fitlab.threads import use_torch_threads
 
@@ -27,9 +26,13 @@ def train(config: Config, progress: Progress | None = None) -> Run:
 
     `progress(done, total)` is called after each epoch. An exception from
     backward() (the blog's error when labels are not detached) ends training
-    and is returned in `run.error`, never raised.
+    and is returned in `run.error`, never raised. config.runs_engine picks
+    the engine: "fast" hands the same math to fitlab.fast.
     """
     use_torch_threads()  # per OS thread: each session trains in its own
+    if config.runs_engine == "fast":
+        from fitlab.fast import train_fast
+        return train_fast(config, progress)
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_params = parameter_table(teacher.named_layers())
@@ -67,8 +70,6 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         if progress is not None:
             progress(epoch, config.epochs)
 
-    final_layers = student.layer_arrays()
-    x, y = inputs.numpy(), labels.detach().numpy()[:, 0]
     return Run(
         config=config,
         history=pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"]),
@@ -76,12 +77,9 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         student_params=parameter_table(student.named_layers()),
         error=error,
         blog_test_loss=None if error else _blog_test_figure(student, loss_fn, test_x, test_y, config.batch_size),
-        # Student versus teacher, from plain arrays (engine-agnostic).
-        distances=tracker.table(),
-        test_predictions=prediction_table(final_layers, config.shared_repeats,
-                                          x[config.n_train:], y[config.n_train:]),
-        loss_slices=teacher_slices(initial_layers, final_layers, teacher_layers,
-                                   config.shared_repeats, x, y, config.n_train),
+        engine="autograd",
+        **student_teacher_fields(config, tracker, initial_layers, student.layer_arrays(),
+                                 teacher_layers, inputs.numpy(), labels.detach().numpy()),
     )
 
 

@@ -1,4 +1,4 @@
-"""fitlab's autograd run must equal the blog's own loop, draw for draw."""
+"""fitlab's runs, by either engine, must equal the blog's own loop, draw for draw."""
 
 import math
 
@@ -27,9 +27,10 @@ def assert_close(ours, theirs):
         assert math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7), (a, b)
 
 
+@pytest.mark.parametrize("engine", ["autograd", "fast"])
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
-def test_history_matches_blog_loop(overrides):
-    config = Config(**overrides)
+def test_history_matches_blog_loop(overrides, engine):
+    config = Config(**overrides, engine=engine)
     run = train(config)
     teacher, blog_losses, blog_error = blog_run(**overrides)
     assert blog_error is None and run.error is None

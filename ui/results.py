@@ -8,7 +8,7 @@ import fitlab
 from fitlab import Config
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart
-from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, error_explanation
+from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, engine_note, error_explanation
 from fitlab.run import Run
 from fitlab.tables import history_csv
 
@@ -58,6 +58,7 @@ def loss_section(run: Run) -> None:
     with st.container(key="loss_chart"):  # a stable handle for the browser tests
         st.altair_chart(loss_chart(run.history, log_scale), width="stretch")
     st.caption(blog_figure_note(run))
+    st.caption(engine_note(run))
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
                        file_name="fitlab-history.csv", mime="text/csv", key="download_history")
 

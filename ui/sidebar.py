@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab import BOUNDS, Config
+from fitlab.config import ENGINES
 from ui.share import URL, remember_url
 
 DEFAULTS = Config()
@@ -34,6 +35,10 @@ def read_config() -> Config | None:
         tied = st.checkbox("Tie the shared layer", value=DEFAULTS.tied, key="tied", bind=URL,
                            help="Off: the student gets an independent copy of the shared "
                                 "layer per use, all starting from the same values.")
+        engine = st.radio("Engine", ENGINES, index=ENGINES.index(DEFAULTS.engine), key="engine",
+                          bind=URL, horizontal=True,
+                          help="fast: the same math by hand in numpy. autograd: torch, the "
+                               "blog's way. Undetached labels always run autograd.")
     if st.session_state.get("batch_size", DEFAULTS.batch_size) > n_train:
         st.session_state["batch_size"] = n_train
     with basics:
@@ -50,7 +55,8 @@ def read_config() -> Config | None:
                              help="The blog's fix. Untick to see the error it hit.")
     try:
         return Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
-                      detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train)
+                      detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
+                      engine=engine)
     except ValueError as exc:
         st.error(f"These settings cannot run: {exc}")
         return None

@@ -1,0 +1,305 @@
+"""The fast engine: the autograd run's math written out by hand in numpy.
+
+The forward pass keeps each layer's activations; the backward pass walks the
+uses in reverse and adds the shared layer's gradient over its uses, as
+autograd does; SGD updates every parameter at once through one flat buffer.
+All math is float32, like torch's, so histories match the autograd engine to
+the foundation's fidelity tolerance.
+
+The arrays may carry a leading "stack" axis: a sweep trains many configs of
+one shape in the same calls (batched matmul), a single run has no such axis.
+The initial values still come from the run's torch.Generator (fitlab.model,
+fitlab.data), so both engines start from the same draws.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from threadpoolctl import ThreadpoolController
+
+from fitlab.config import Config
+from fitlab.data import draw_inputs
+from fitlab.distance import DistanceTracker
+from fitlab.model import build_teacher, reinitialise_as_student, untie
+from fitlab.run import Run
+from fitlab.student_teacher import student_teacher_fields
+from fitlab.tables import array_parameter_table, parameter_table
+from fitlab.weights import Layers
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Start:
+    """One config's draws from its generator, as numpy float32 arrays."""
+
+    teacher_params: pd.DataFrame
+    teacher_layers: Layers               # the teacher's (name, W, b), distinct
+    inputs: np.ndarray                   # (n_samples, in_features)
+    labels: np.ndarray                   # (n_samples, 1)
+    layers: Layers                       # the student's initial (name, W, b), distinct
+
+
+def draw_start(config: Config) -> Start:
+    """Teacher, X, labels and the student's initial weights, drawn exactly as
+    the autograd engine draws them (the same functions, the same order)."""
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    teacher_params = parameter_table(teacher.named_layers())
+    teacher_layers = teacher.layer_arrays()  # copies: the re-init below overwrites the teacher
+    inputs = draw_inputs(config, generator).numpy()
+    # The labels by the same math in numpy: torch's forward here would cost
+    # more than the fast engine's whole default run.
+    teacher_stack = Stack([w.shape for _, w, _ in teacher_layers], layer_uses(replace(config, tied=True)), ())
+    teacher_stack.load([(w, b) for _, w, b in teacher_layers])
+    labels = teacher_stack.evaluate(inputs)
+    reinitialise_as_student(teacher, generator)
+    student = teacher if config.tied else untie(teacher)
+    return Start(teacher_params, teacher_layers, inputs, labels, student.layer_arrays())
+
+
+class Stack:
+    """The student's parameters for one or many configs of one shape, in one
+    flat float32 buffer (so one SGD update covers them all), with a gradient
+    buffer of the same layout.
+
+    `lead` is () for a single run, (C,) for a stack of C configs. Each layer
+    is one block (in + 1, out): its weight transposed, then its bias as a last
+    row. Every layer's input carries a trailing column of ones, so one matmul
+    applies weight and bias, and one matmul gives both their gradients. With
+    the weights transposed and the backward pass run on transposed deltas, no
+    matmul has a transposed large right-hand side, which OpenBLAS does several
+    times slower at these shapes.
+    """
+
+    def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], lead: tuple):
+        sizes = [(i + 1) * o for o, i in layer_shapes]
+        self.params = np.zeros(lead + (sum(sizes),), dtype=np.float32)
+        self.grads = np.zeros_like(self.params)
+        self.blocks, self.grad_blocks = [], []
+        offset = 0
+        for (o, i), size in zip(layer_shapes, sizes):
+            self.blocks.append(self.params[..., offset:offset + size].reshape(lead + (i + 1, o)))
+            self.grad_blocks.append(self.grads[..., offset:offset + size].reshape(lead + (i + 1, o)))
+            offset += size
+        self.weights_t = [block[..., :-1, :] for block in self.blocks]
+        self.biases = [block[..., -1:, :] for block in self.blocks]
+        self.use_blocks = [self.blocks[layer] for layer in uses]
+        self.use_weights_t = [self.weights_t[layer] for layer in uses]
+        self.lead, self.uses = lead, uses
+        self.input_widths = [layer_shapes[layer][1] for layer in uses]
+        self.wide = [layer_shapes[layer][0] > 32 for layer in uses]
+        self.narrow = not any(self.wide)
+        # For each distinct layer, the uses whose gradients add up into it.
+        self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
+        self._hidden_inputs: dict[int, list[np.ndarray]] = {}
+
+    def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Set each distinct layer from (weight (out, in), bias (out,)), stacked
+        along the lead axes if any."""
+        for block, (w, b) in zip(self.blocks, layers):
+            block[..., :-1, :] = w.swapaxes(-1, -2)
+            block[..., -1, :] = b
+
+    def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Copies of each distinct layer's (weight (out, in), bias (out,))."""
+        return [(b[..., :-1, :].swapaxes(-1, -2).copy(), b[..., -1, :].copy()) for b in self.blocks]
+
+    def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
+        """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
+        its trailing column of ones already set, with the views a step
+        needs: (inputs, activations without the ones, both transposed)."""
+        views = self._hidden_inputs.get(rows)
+        if views is None:
+            buffers = []
+            for width in self.input_widths[1:]:
+                buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
+                buffer[..., -1] = 1
+                buffers.append(buffer)
+            views = (buffers, [b[..., :-1] for b in buffers],
+                     [b.swapaxes(-1, -2) for b in buffers],
+                     [b.swapaxes(-1, -2)[..., :-1, :] for b in buffers])
+            self._hidden_inputs[rows] = views
+        return views
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The net's output for rows x (without the ones column). For many
+        rows a bias add is cheaper than writing activations beside a ones
+        column, which is a strided write. Narrow nets run transposed, with
+        rows along the last axis: many rows by few units is the faster
+        matmul shape there (a stacked sweep's evaluation runs 1.7x faster)."""
+        last = len(self.uses) - 1
+        if self.narrow:
+            a = np.ascontiguousarray(x.swapaxes(-1, -2))
+            for k, layer in enumerate(self.uses):
+                a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
+                a += self.biases[layer].swapaxes(-1, -2)
+                if k < last:
+                    np.maximum(a, 0, out=a)
+            return a.swapaxes(-1, -2)
+        a = x
+        for k, layer in enumerate(self.uses):
+            a = a @ self.weights_t[layer]
+            a += self.biases[layer]
+            if k < last:
+                np.maximum(a, 0, out=a)
+        return a
+
+    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on the mean squared error of the rows x (with_ones())
+        against y. The forward pass keeps each use's input in reused buffers.
+
+        `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
+        over (out, rows)): folding lr into the loss's gradient makes every
+        gradient below lr times the true one, so the update is one subtraction.
+        """
+        # Forward: each hidden input is written into its reused buffer.
+        inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
+        blocks = self.use_blocks
+        a = x
+        for k in range(len(blocks) - 1):
+            np.maximum(a @ blocks[k], 0, out=activations[k])
+            a = inputs[k]
+        out = a @ blocks[-1]
+        # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
+        delta_t = (out - y).swapaxes(-1, -2)
+        delta_t *= step
+        # Per use: its input transposed (in + 1, rows) and its delta (rows, out).
+        uses_t, deltas = [x.swapaxes(-1, -2), *inputs_t], [None] * len(blocks)
+        for k in range(len(blocks) - 1, -1, -1):
+            delta = delta_t.swapaxes(-1, -2)
+            # Wide deltas laid out in memory: OpenBLAS is slower with a
+            # transposed right-hand side; narrow ones are not worth a copy.
+            deltas[k] = np.ascontiguousarray(delta) if self.wide[k] else delta
+            if k:
+                delta_t = self.use_weights_t[k] @ delta_t
+                delta_t *= activations_t[k - 1] > 0
+        for layer, ks in self.uses_of.items():
+            if len(ks) == 1:
+                a_t, delta = uses_t[ks[0]], deltas[ks[0]]
+            else:
+                # The shared layer: one matmul over all its uses' rows adds
+                # the gradients of its uses.
+                a_t = np.concatenate([uses_t[k] for k in ks], axis=-1)
+                delta = np.concatenate([deltas[k] for k in ks], axis=-2)
+            np.matmul(a_t, delta, out=self.grad_blocks[layer])
+        self.params -= self.grads
+
+
+def with_ones(x: np.ndarray) -> np.ndarray:
+    """x with a trailing column of ones, the form Stack.sgd_step takes."""
+    return np.concatenate([x, np.ones(x.shape[:-1] + (1,), dtype=x.dtype)], axis=-1)
+
+
+def layer_uses(config: Config) -> list[int]:
+    """Which distinct layer each Linear of the forward pass uses."""
+    repeats = config.shared_repeats
+    hidden = [1] * repeats if config.tied else list(range(1, repeats + 1))
+    return [0, *hidden, (max(hidden) + 1) if hidden else 1]
+
+
+def batches(config: Config) -> list[slice]:
+    """The training rows of each SGD step, in order, the last possibly short."""
+    return [slice(s, min(s + config.batch_size, config.n_train))
+            for s in range(0, config.n_train, config.batch_size)]
+
+
+def losses(stack: Stack, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
+    """(train MSE, test MSE) of the current parameters (float32 sums, as torch)."""
+    squares = stack.evaluate(inputs) - labels
+    squares *= squares
+    squares = squares[..., 0]
+    return (np.add.reduce(squares[..., :n_train], axis=-1) / n_train,
+            np.add.reduce(squares[..., n_train:], axis=-1) / (squares.shape[-1] - n_train))
+
+
+@functools.cache
+def blas_threads() -> ThreadpoolController:
+    """The process's BLAS thread pools. fit() runs numpy's BLAS on one
+    thread: at these small shapes a second thread only adds hand-offs, and on
+    a busy 2-core machine it made a width-256 run several times slower."""
+    return ThreadpoolController()
+
+
+def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr,
+        progress: Progress | None = None,
+        on_epoch: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Train `stack` for config.epochs; returns the train and test losses per
+    epoch, epoch 0 first (shape (epochs + 1,) + stack lead).
+
+    A diverging fit is a result: overflow gives inf and nan losses, no warning.
+    """
+    n_train = config.n_train
+    lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
+    rows = with_ones(inputs)
+    steps = [(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
+             for s in batches(config)]
+    train_losses, test_losses = [], []
+    with np.errstate(all="ignore"), blas_threads().limit(limits=1, user_api="blas"):
+        for epoch in range(config.epochs + 1):
+            if epoch:
+                for x, y, step in steps:
+                    stack.sgd_step(x, y, step)
+                if on_epoch is not None:
+                    on_epoch(epoch)
+                if progress is not None:
+                    progress(epoch, config.epochs)
+            train, test = losses(stack, inputs, labels, n_train)
+            train_losses.append(train)
+            test_losses.append(test)
+    return np.array(train_losses, dtype=np.float64), np.array(test_losses, dtype=np.float64)
+
+
+def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
+    """What the blog's test() prints: per-batch mean losses over the test rows
+    summed, not averaged."""
+    diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
+    squares = (diff * diff)[:, 0]
+    starts = np.arange(0, config.n_test, config.batch_size)
+    sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return float(np.sum((np.add.reduceat(squares, starts) / sizes).astype(np.float64)))
+
+
+def train_fast(config: Config, progress: Progress | None = None) -> Run:
+    """The run of a detached config, trained by hand in numpy."""
+    if not config.detach:
+        raise ValueError("detach=False is not allowed in the fast engine: undetached "
+                         "labels are the autograd engine's lesson")
+    start = draw_start(config)
+    names = [name for name, _, _ in start.layers]
+    stack = Stack([w.shape for _, w, _ in start.layers], layer_uses(config), lead=())
+    stack.load([(w, b) for _, w, b in start.layers])
+
+    def layers_now() -> Layers:
+        return [(name, w, b) for name, (w, b) in zip(names, stack.layers())]
+
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker.record(0, start.layers)
+
+    def record(epoch: int) -> None:
+        if tracker.wants(epoch):
+            tracker.record(epoch, layers_now())
+
+    train_losses, test_losses = fit(stack, start.inputs, start.labels, config,
+                                    np.float32(config.lr), progress, record)
+    history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
+                            "train_loss": train_losses, "test_loss": test_losses})
+    final = layers_now()
+    return Run(
+        config=config,
+        history=history,
+        teacher_params=start.teacher_params,
+        student_params=array_parameter_table(final),
+        error=None,
+        blog_test_loss=blog_test_figure(stack, start.inputs, start.labels, config),
+        engine="fast",
+        **student_teacher_fields(config, tracker, start.layers, final, start.teacher_layers,
+                                 start.inputs, start.labels),
+    )

@@ -1,0 +1,104 @@
+"""The fast engine (numpy by hand) must equal the autograd engine (torch)."""
+
+import math
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from fitlab import Config, train
+from fitlab.fast import train_fast
+
+CONFIGS = [
+    dict(),
+    dict(seed=1, width=7),
+    dict(seed=7, shared_repeats=0),
+    dict(seed=3, shared_repeats=4, width=3),
+    dict(seed=11, batch_size=7, n_train=40, epochs=30),   # partial last batch
+    dict(seed=5, batch_size=1, n_train=12, epochs=10),
+    dict(seed=2, lr=0.05, in_features=4, n_samples=60, n_train=33, batch_size=8, epochs=40),
+    dict(tied=False),
+    dict(seed=4, tied=False, shared_repeats=3, width=6, batch_size=3, n_train=20, epochs=25),
+    dict(seed=9, tied=False, shared_repeats=0, epochs=20),
+    dict(seed=6, width=64, epochs=20),
+    dict(seed=8, width=1, epochs=30),
+    dict(seed=10, n_train=1, batch_size=1, n_samples=2, epochs=15),
+]
+
+
+def assert_same_run(fast, autograd):
+    assert fast.engine == "fast" and autograd.engine == "autograd"
+    assert fast.error is None and autograd.error is None
+    assert list(fast.history.epoch) == list(autograd.history.epoch)
+    for column in ("train_loss", "test_loss"):
+        for a, b in zip(fast.history[column], autograd.history[column]):
+            assert math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7), (column, a, b)
+    assert fast.teacher_params.equals(autograd.teacher_params)
+    assert list(fast.student_params.parameter) == list(autograd.student_params.parameter)
+    assert np.allclose(fast.student_params.value, autograd.student_params.value, rtol=1e-4, atol=1e-6)
+    assert math.isclose(fast.blog_test_loss, autograd.blog_test_loss, rel_tol=1e-4, abs_tol=1e-7)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS,
+                         ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
+def test_fast_engine_equals_autograd(overrides):
+    config = Config(**overrides)
+    assert_same_run(train(config), train(replace(config, engine="autograd")))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(width=st.integers(1, 12), repeats=st.integers(0, 4), tied=st.booleans(),
+       n_train=st.integers(1, 30), batch=st.integers(1, 30), seed=st.integers(0, 2**32 - 1),
+       lr=st.sampled_from([0.001, 0.01, 0.03]))
+def test_fast_engine_equals_autograd_on_drawn_configs(width, repeats, tied, n_train, batch, seed, lr):
+    config = Config(width=width, shared_repeats=repeats, tied=tied, n_train=n_train,
+                    batch_size=min(batch, n_train), seed=seed, lr=lr, epochs=8, n_samples=40)
+    assert_same_run(train(config), train(replace(config, engine="autograd")))
+
+
+def test_engine_defaults_to_fast_and_undetached_labels_run_autograd():
+    assert Config().engine == "fast" and train(Config(epochs=1)).engine == "fast"
+    failed = train(Config(detach=False))
+    assert failed.engine == "autograd" and failed.error is not None
+    assert "is at version 2; expected version 1" in failed.error.message
+    assert Config(detach=False).runs_engine == "autograd"
+    assert Config(engine="autograd").runs_engine == "autograd"
+
+
+def test_fast_engine_refuses_attached_labels():
+    with pytest.raises(ValueError, match="detach=False"):
+        train_fast(Config(detach=False))
+
+
+@pytest.mark.parametrize("engine", ["torch", "", None, 1])
+def test_engine_is_validated(engine):
+    with pytest.raises(ValueError, match="^engine="):
+        Config(engine=engine)
+
+
+@pytest.mark.parametrize("overrides", [dict(), dict(tied=False, shared_repeats=3, width=4),
+                                       dict(shared_repeats=0, batch_size=7, epochs=40)], ids=str)
+def test_engines_agree_on_the_student_versus_teacher_records(overrides):
+    fast = train(Config(engine="fast", **overrides))
+    slow = train(Config(engine="autograd", **overrides))
+    for field in ("distances", "test_predictions", "loss_slices"):
+        a, b = getattr(fast, field), getattr(slow, field)
+        assert list(a.columns) == list(b.columns) and len(a) == len(b) > 0
+        for column in a.columns:
+            if a[column].dtype.kind == "f":
+                np.testing.assert_allclose(a[column], b[column], rtol=1e-4, atol=1e-6)
+            else:
+                assert a[column].tolist() == b[column].tolist()
+
+
+def test_a_diverging_fast_run_is_a_result_without_warnings():
+    config = Config(lr=10.0, epochs=30, width=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = train(config)
+    assert run.error is None and len(run.history) == 31
+    assert not np.isfinite(run.history.train_loss.iloc[-1])
+    autograd = train(replace(config, engine="autograd"))
+    assert not np.isfinite(autograd.history.train_loss.iloc[-1])
