@@ -40,11 +40,13 @@ never worse than no matching; in general it is an upper bound of the true
 minimum. ReLU's other symmetry (scaling a unit's input weights by a > 0 and
 its output weights by 1/a) is not matched.
 
-Cost. A record at width 256 does a few 256×256 products and assignments per
-permutation (tens of milliseconds), so the tracker records at most
-`max_points` evenly spaced epochs (every epoch for runs of up to
-max_points − 1 epochs), always including the first and the last, and starts
-each matching from the previous record's answer.
+Cost. A raw record is a few norms; a matched one does a few products and
+linear assignments per permutation (tens of milliseconds at width 256). So
+the tracker records the raw distance at most `max_points` evenly spaced
+epochs (every epoch for runs of up to max_points − 1 epochs) and the matched
+one at matched_points(width) of them, from 21 down to 3 for wide nets;
+both always include the first and the last epoch, and each matching starts
+from the previous one's answer.
 """
 
 from __future__ import annotations
@@ -52,11 +54,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy.optimize import linear_sum_assignment
-from threadpoolctl import threadpool_limits
 
+from fitlab.blas import one_blas_thread
 from fitlab.weights import Layers, teacher_as_student, use_order
 
 MAX_POINTS = 101
+# Matching costs linear assignments (about width³ each), far more than the
+# raw distance: it is recorded at fewer epochs, fewer still for wide nets,
+# so that the records stay a small share of a run's time.
+MAX_MATCHED_POINTS = 21
+MIN_MATCHED_POINTS = 3
 MAX_SWEEPS = 10
 
 # The page's one sentence on why raw distance is the wrong yardstick.
@@ -174,9 +181,16 @@ def layer_distances(student: Layers, teacher: Layers) -> list[float]:
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
+def matched_points(width: int) -> int:
+    """How many epochs of a run at `width` get a matched distance."""
+    scaled = int(MAX_MATCHED_POINTS * (64 / width) ** 3)
+    return max(MIN_MATCHED_POINTS, min(MAX_MATCHED_POINTS, scaled))
+
+
 class DistanceTracker:
-    """Records, at a bounded set of epochs, each layer's raw and matched
-    distance from the student to the teacher.
+    """Records, at a bounded set of epochs, each layer's raw distance from
+    the student to the teacher, and at a smaller set (see matched_points) its
+    matched distance; matched is NaN at the other recorded epochs.
 
     Engine-agnostic: call record(epoch, layers) with the student's layers as
     numpy arrays in TiedNet.named_layers() order, for each epoch wants()
@@ -185,7 +199,9 @@ class DistanceTracker:
 
     def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS):
         self.teacher, self.repeats = teacher, repeats
-        self.epochs = set(recorded_epochs(epochs, max_points))
+        width = teacher[0][1].shape[0]
+        self.matched_epochs = set(recorded_epochs(epochs, matched_points(width)))
+        self.epochs = set(recorded_epochs(epochs, max_points)) | self.matched_epochs
         self._rows: list[dict] = []
         self._last_perms: list[np.ndarray] | None = None
 
@@ -197,11 +213,11 @@ class DistanceTracker:
         """Store the raw and matched distance of every layer at `epoch`."""
         teacher = teacher_as_student(self.teacher, len(student))
         raw = layer_distances(student, teacher)
-        if all(np.isfinite(w).all() and np.isfinite(b).all() for _, w, b in student):
+        if epoch not in self.matched_epochs:
+            matched = [float("nan")] * len(student)
+        elif all(np.isfinite(w).all() and np.isfinite(b).all() for _, w, b in student):
             units = HiddenUnits(len(student), self.repeats)
-            # Threads cost more than they save on matrices this small: ten
-            # times slower on a busy 2-core machine. The limit is lifted on exit.
-            with threadpool_limits(limits=1, user_api="blas"):
+            with one_blas_thread():
                 self._last_perms = units.match(student, teacher, self._last_perms)
             matched = layer_distances(units.apply(student, self._last_perms), teacher)
         else:  # a diverged student has no meaningful matching

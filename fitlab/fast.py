@@ -14,15 +14,14 @@ fitlab.data), so both engines start from the same draws.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 import torch
-from threadpoolctl import ThreadpoolController
 
+from fitlab.blas import one_blas_thread
 from fitlab.config import Config
 from fitlab.data import draw_inputs
 from fitlab.distance import DistanceTracker
@@ -219,14 +218,6 @@ def losses(stack: Stack, inputs: np.ndarray, labels: np.ndarray, n_train: int) -
             np.add.reduce(squares[..., n_train:], axis=-1) / (squares.shape[-1] - n_train))
 
 
-@functools.cache
-def blas_threads() -> ThreadpoolController:
-    """The process's BLAS thread pools. fit() runs numpy's BLAS on one
-    thread: at these small shapes a second thread only adds hand-offs, and on
-    a busy 2-core machine it made a width-256 run several times slower."""
-    return ThreadpoolController()
-
-
 def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr,
         progress: Progress | None = None,
         on_epoch: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -241,7 +232,7 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
     steps = [(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
              for s in batches(config)]
     train_losses, test_losses = [], []
-    with np.errstate(all="ignore"), blas_threads().limit(limits=1, user_api="blas"):
+    with np.errstate(all="ignore"), one_blas_thread():
         for epoch in range(config.epochs + 1):
             if epoch:
                 for x, y, step in steps:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fitlab.weights import Layers, forward, mean_squared_error, teacher_as_student, use_order
+from fitlab.weights import (
+    Layers,
+    forward,
+    mean_squared_error,
+    teacher_as_student,
+    use_order,
+)
 
 N_POINTS = 31
 SLICE_COLUMNS = ["path", "t", "train_loss", "test_loss"]

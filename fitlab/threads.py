@@ -26,3 +26,4 @@ def use_torch_threads() -> None:
 
 
 use_torch_threads()
+
