@@ -17,9 +17,11 @@ N_POINTS = 31
 SLICE_COLUMNS = ["path", "t", "train_loss", "test_loss"]
 
 
-def blend(start: Layers, end: Layers, t: float) -> Layers:
-    """The point (1 − t)·start + t·end, layer by layer (names from start)."""
-    return [(name, (1 - t) * w + t * ew, (1 - t) * b + t * eb)
+def blend(start: Layers, end: Layers, ts: np.ndarray) -> Layers:
+    """The points (1 − t)·start + t·end for each t of `ts`, layer by layer,
+    as one stack of nets (leading axis t; names from start)."""
+    t_w, t_b = ts[:, None, None], ts[:, None]
+    return [(name, (1 - t_w) * w + t_w * ew, (1 - t_b) * b + t_b * eb)
             for (name, w, b), (_, ew, eb) in zip(start, end)]
 
 
@@ -27,14 +29,12 @@ def loss_along_line(start: Layers, end: Layers, repeats: int, inputs: np.ndarray
                     labels: np.ndarray, n_train: int, n_points: int = N_POINTS) -> pd.DataFrame:
     """t, train_loss, test_loss at n_points evenly spaced t from 0 (start) to
     1 (end); the first n_train rows train, the rest test, as in training."""
-    order = use_order(len(start), repeats)
-    rows = []
-    for t in np.linspace(0.0, 1.0, n_points):
-        out = forward(blend(start, end, t), order, inputs)
-        rows.append({"t": float(t),
-                     "train_loss": mean_squared_error(out[:n_train], labels[:n_train]),
-                     "test_loss": mean_squared_error(out[n_train:], labels[n_train:])})
-    return pd.DataFrame(rows, columns=SLICE_COLUMNS[1:])
+    ts = np.linspace(0.0, 1.0, n_points)
+    out = forward(blend(start, end, ts), use_order(len(start), repeats), inputs)  # (t, rows)
+    return pd.DataFrame({"t": ts,
+                         "train_loss": [mean_squared_error(o[:n_train], labels[:n_train]) for o in out],
+                         "test_loss": [mean_squared_error(o[n_train:], labels[n_train:]) for o in out]},
+                        columns=SLICE_COLUMNS[1:])
 
 
 def teacher_slices(initial: Layers, final: Layers, teacher: Layers, repeats: int,

@@ -36,15 +36,18 @@ def teacher_as_student(teacher: Layers, n_student_layers: int) -> Layers:
 
 def forward(layers: Layers, order: list[int], inputs: np.ndarray) -> np.ndarray:
     """The net's outputs, shape (rows,), in float64: ReLU after every layer
-    but the last. Overflow in a diverged net gives inf/nan, not a warning."""
+    but the last. Overflow in a diverged net gives inf/nan, not a warning.
+
+    Weights and biases may carry leading axes (a stack of nets, shapes
+    (..., out, in) and (..., out)); the outputs then have shape (..., rows)."""
     out = inputs.astype(np.float64)
     with np.errstate(all="ignore"):
         for step, index in enumerate(order):
             _, weight, bias = layers[index]
-            out = out @ weight.T.astype(np.float64) + bias.astype(np.float64)
+            out = out @ np.swapaxes(weight, -1, -2).astype(np.float64) + bias[..., None, :].astype(np.float64)
             if step < len(order) - 1:
                 out = np.maximum(out, 0.0)
-    return out[:, 0]
+    return out[..., 0]
 
 
 def mean_squared_error(predictions: np.ndarray, labels: np.ndarray) -> float:

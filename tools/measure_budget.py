@@ -22,7 +22,7 @@ EPOCHS = 8
 
 def grid() -> list[Config]:
     """Widths, repeats and batch shapes spanning the page's bounds."""
-    return [Config(width=w, shared_repeats=r, batch_size=b, n_train=n, epochs=EPOCHS)
+    return [Config(width=w, shared_repeats=r, batch_size=b, n_train=n, epochs=EPOCHS, engine="autograd")
             for w in (1, 16, 64, 128, 256) for r in (0, 2, 8)
             for b, n in ((1, 60), (5, 50), (50, 50), (20, 199))]
 
