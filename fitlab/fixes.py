@@ -22,6 +22,7 @@ from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.run import TrainingError
+from fitlab.training import fit
 from fitlab.versions import named_parameters
 
 
@@ -124,49 +125,20 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
     variant.reinitialise(student, generator)
     if not config.tied:
         student = untie(student)
+    first: dict[str, np.ndarray] = {}
+
+    def keep_first_gradients() -> None:
+        first.update({name: p.grad.detach().numpy().copy()
+                      for name, p in named_parameters(student.named_layers())})
+
     started = time.perf_counter()
-    history, error, first = _fit(config, student, inputs, labels, variant.retain_graph)
+    history, error = fit(config, student, inputs, labels, retain_graph=variant.retain_graph,
+                         after_first_backward=keep_first_gradients)
     seconds = time.perf_counter() - started
     separate = {id(p) for p in teacher.parameters()}.isdisjoint(id(p) for p in student.parameters())
     grads = [p.grad for p in teacher.parameters() if p.grad is not None]
     teacher_gradient = (float(torch.sqrt(sum((g ** 2).sum() for g in grads))) if separate and grads else None)
     return FixOutcome(variant, history, error, seconds, first, teacher_gradient)
-
-
-def _fit(config: Config, student: TiedNet, inputs: torch.Tensor, labels: torch.Tensor,
-         retain_graph: bool) -> tuple[pd.DataFrame, TrainingError | None, dict[str, np.ndarray]]:
-    """train()'s loop (SGD, MSE, rows in order, short last batch), keeping
-    the first backward's gradients and stopping at the first exception."""
-    train_x, train_y = inputs[: config.n_train], labels[: config.n_train]
-    test_x, test_y = inputs[config.n_train:], labels[config.n_train:]
-    optimiser = torch.optim.SGD(student.parameters(), lr=config.lr)
-    loss_fn = nn.MSELoss()
-
-    def losses(epoch: int) -> dict:
-        with torch.no_grad():
-            return {"epoch": epoch, "train_loss": loss_fn(student(train_x), train_y).item(),
-                    "test_loss": loss_fn(student(test_x), test_y).item()}
-
-    rows, first = [losses(0)], {}
-    for epoch in range(1, config.epochs + 1):
-        for batch, start in enumerate(range(0, config.n_train, config.batch_size), start=1):
-            optimiser.zero_grad()
-            stop = start + config.batch_size
-            loss = loss_fn(student(train_x[start:stop]), train_y[start:stop])
-            try:
-                loss.backward(retain_graph=retain_graph)
-            except RuntimeError as exc:
-                return _frame(rows), TrainingError(type(exc).__name__, str(exc), epoch, batch), first
-            if not first:
-                first = {name: p.grad.detach().numpy().copy()
-                         for name, p in named_parameters(student.named_layers())}
-            optimiser.step()
-        rows.append(losses(epoch))
-    return _frame(rows), None, first
-
-
-def _frame(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"])
 
 
 def fix_gallery(config: Config) -> tuple[FixOutcome, ...]:

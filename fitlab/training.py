@@ -48,6 +48,39 @@ def train(config: Config, progress: Progress | None = None) -> Run:
     tracker = DistanceTracker(teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, initial_layers)
 
+    def after_epoch(epoch: int) -> None:
+        if tracker.wants(epoch):
+            tracker.record(epoch, student.layer_arrays())
+        if progress is not None:
+            progress(epoch, config.epochs)
+
+    history, error = fit(config, student, inputs, labels, after_epoch=after_epoch)
+    return Run(
+        config=config,
+        history=history,
+        teacher_params=teacher_params,
+        student_params=parameter_table(student.named_layers()),
+        error=error,
+        blog_test_loss=None if error else _blog_test_figure(student, inputs[config.n_train:],
+                                                            labels[config.n_train:], config.batch_size),
+        engine="autograd",
+        **student_teacher_fields(config, tracker, initial_layers, student.layer_arrays(),
+                                 teacher_layers, inputs.numpy(), labels.detach().numpy()),
+    )
+
+
+def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, *,
+        retain_graph: bool = False, after_first_backward: Callable[[], None] | None = None,
+        after_epoch: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, TrainingError | None]:
+    """The blog's training loop: SGD on the mean squared error, the first
+    n_train rows in order, the last batch possibly short; the train and test
+    loss after each epoch (epoch 0 before training).
+
+    Returns the history and the exception from backward() that stopped it,
+    or None. `after_first_backward()` runs once the first backward() has
+    filled the gradients, before the first step; `after_epoch(epoch)` after
+    each epoch's losses are taken.
+    """
     train_x, train_y = inputs[: config.n_train], labels[: config.n_train]
     test_x, test_y = inputs[config.n_train:], labels[config.n_train:]
     optimiser = torch.optim.SGD(student.parameters(), lr=config.lr)
@@ -59,46 +92,33 @@ def train(config: Config, progress: Progress | None = None) -> Run:
                     "train_loss": loss_fn(student(train_x), train_y).item(),
                     "test_loss": loss_fn(student(test_x), test_y).item()}
 
-    rows, error = [losses(0)], None
+    rows = [losses(0)]
+
+    def history() -> pd.DataFrame:
+        return pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"])
+
     for epoch in range(1, config.epochs + 1):
-        error = _train_epoch(student, optimiser, loss_fn, train_x, train_y, config.batch_size, epoch)
-        if error is not None:
-            break
+        for batch, start in enumerate(range(0, config.n_train, config.batch_size), start=1):
+            optimiser.zero_grad()
+            stop = start + config.batch_size
+            loss = loss_fn(student(train_x[start:stop]), train_y[start:stop])
+            try:
+                loss.backward(retain_graph=retain_graph)
+            except RuntimeError as exc:
+                return history(), TrainingError(type(exc).__name__, str(exc), epoch, batch)
+            if after_first_backward is not None and (epoch, batch) == (1, 1):
+                after_first_backward()
+            optimiser.step()
         rows.append(losses(epoch))
-        if tracker.wants(epoch):
-            tracker.record(epoch, student.layer_arrays())
-        if progress is not None:
-            progress(epoch, config.epochs)
-
-    return Run(
-        config=config,
-        history=pd.DataFrame(rows, columns=["epoch", "train_loss", "test_loss"]),
-        teacher_params=teacher_params,
-        student_params=parameter_table(student.named_layers()),
-        error=error,
-        blog_test_loss=None if error else _blog_test_figure(student, loss_fn, test_x, test_y, config.batch_size),
-        engine="autograd",
-        **student_teacher_fields(config, tracker, initial_layers, student.layer_arrays(),
-                                 teacher_layers, inputs.numpy(), labels.detach().numpy()),
-    )
+        if after_epoch is not None:
+            after_epoch(epoch)
+    return history(), None
 
 
-def _train_epoch(net, optimiser, loss_fn, x, y, batch_size: int, epoch: int) -> TrainingError | None:
-    """One pass over the rows in order, the last batch possibly short."""
-    for batch, start in enumerate(range(0, len(x), batch_size), start=1):
-        optimiser.zero_grad()
-        loss = loss_fn(net(x[start:start + batch_size]), y[start:start + batch_size])
-        try:
-            loss.backward()
-        except RuntimeError as exc:
-            return TrainingError(type(exc).__name__, str(exc), epoch, batch)
-        optimiser.step()
-    return None
-
-
-def _blog_test_figure(net, loss_fn, x, y, batch_size: int) -> float:
+def _blog_test_figure(net, x, y, batch_size: int) -> float:
     """What the blog's test() prints: per-batch mean losses summed, not
     averaged, so it is about n_batches times the true test MSE."""
+    loss_fn = nn.MSELoss()
     with torch.no_grad():
         return sum(loss_fn(net(x[s:s + batch_size]), y[s:s + batch_size]).item()
                    for s in range(0, len(x), batch_size))
