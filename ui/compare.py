@@ -9,6 +9,7 @@ from fitlab.compare import RunLog, parameters_csv, runs_csv
 from fitlab.compare_charts import distance_chart, overlay_chart, prediction_chart, slice_chart
 from fitlab.distance import MAX_POINTS, WHY_RAW_STAYS_LARGE
 from fitlab.run import Run
+from ui.charts import draw
 from ui.results import run_cache
 
 PICKED = "compare_picked"
@@ -47,7 +48,8 @@ def compare_section() -> None:
     weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing",
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
     log_scale = right.toggle("Log scale", key="compare_log_scale")
-    st.altair_chart(overlay_chart(picked, weight, log_scale), width="stretch")
+    draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
+         picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")
     cache = run_cache()  # resolved here: the parameters file is built on another thread
     left, right = st.columns(2)
@@ -64,7 +66,7 @@ def student_section(run: Run) -> None:
     loss on the way."""
     st.header("Student versus teacher")
     st.subheader("Distance from the teacher's weights")
-    st.altair_chart(distance_chart(run.distances), width="stretch")
+    draw(distance_chart, run.config, run.distances)
     recorded = run.distances["epoch"].nunique()
     when = ("every epoch" if recorded == len(run.history)
             else f"{recorded} evenly spaced epochs (at most {MAX_POINTS}, to keep big runs cheap)")
@@ -73,12 +75,12 @@ def student_section(run: Run) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
-        st.altair_chart(prediction_chart(run.test_predictions), width="stretch")
+        draw(prediction_chart, run.config, run.test_predictions)
         st.caption(f"The final student on the {len(run.test_predictions)} test rows; "
                    "a perfect student sits on the dashed line.")
     with right:
         st.subheader("Loss on the straight line to the teacher")
-        st.altair_chart(slice_chart(run.loss_slices), width="stretch")
+        draw(slice_chart, run.config, run.loss_slices)
         st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
                    "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 the loss is zero: the labels are the "
                    "teacher's outputs.")

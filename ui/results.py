@@ -11,6 +11,7 @@ from fitlab.charts import loss_chart
 from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, engine_note, error_explanation
 from fitlab.run import Run
 from fitlab.tables import history_csv
+from ui.charts import draw
 
 
 @st.cache_resource
@@ -56,7 +57,7 @@ def loss_section(run: Run) -> None:
     # On by default: the loss falls by orders of magnitude and hugs zero on a linear axis.
     log_scale = st.toggle("Log scale", value=True, key="log_scale")
     with st.container(key="loss_chart"):  # a stable handle for the browser tests
-        st.altair_chart(loss_chart(run.history, log_scale), width="stretch")
+        draw(loss_chart, (run.config, log_scale), run.history, log_scale)
     st.caption(blog_figure_note(run))
     st.caption(engine_note(run))
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
