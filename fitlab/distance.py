@@ -181,6 +181,15 @@ def layer_distances(student: Layers, teacher: Layers) -> list[float]:
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
+def recording_note(distances: pd.DataFrame, epochs: int) -> str:
+    """In words, at which epochs a run's distances were recorded."""
+    raw = distances["epoch"].nunique()
+    matched = distances.dropna(subset=["matched"])["epoch"].nunique()
+    where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
+    return (f"Raw distance recorded at {where}, matched at {matched} of them (matching "
+            f"costs linear assignments, so wide nets get fewer).")
+
+
 def matched_points(width: int) -> int:
     """How many epochs of a run at `width` get a matched distance."""
     scaled = int(MAX_MATCHED_POINTS * (64 / width) ** 3)

@@ -7,7 +7,7 @@ import streamlit as st
 import fitlab
 from fitlab.compare import RunLog, parameters_csv, runs_csv
 from fitlab.compare_charts import distance_chart, overlay_chart, prediction_chart, slice_chart
-from fitlab.distance import MAX_POINTS, WHY_RAW_STAYS_LARGE
+from fitlab.distance import WHY_RAW_STAYS_LARGE, recording_note
 from fitlab.run import Run
 from ui.charts import draw
 from ui.results import run_cache
@@ -67,11 +67,9 @@ def student_section(run: Run) -> None:
     st.header("Student versus teacher")
     st.subheader("Distance from the teacher's weights")
     draw(distance_chart, run.config, run.distances)
-    recorded = run.distances["epoch"].nunique()
-    when = ("every epoch" if recorded == len(run.history)
-            else f"{recorded} evenly spaced epochs (at most {MAX_POINTS}, to keep big runs cheap)")
     st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} Recorded at {when}.")
+               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} "
+               f"{recording_note(run.distances, run.config.epochs)}")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
@@ -82,5 +80,5 @@ def student_section(run: Run) -> None:
         st.subheader("Loss on the straight line to the teacher")
         draw(slice_chart, run.config, run.loss_slices)
         st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 the loss is zero: the labels are the "
-                   "teacher's outputs.")
+                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 "
+                   "the loss is zero: the labels are the teacher's outputs.")

@@ -31,6 +31,7 @@ def tall_page(browser):
 def test_default_page_and_error_panel(page, server):
     open_page(page, server)
     page.wait_for_selector(CHART)
+    expect(page.get_by_text("Download the loss history (CSV)")).to_be_visible()
     page.screenshot(path=str(DOCS / "default-page.png"))
     toggle_detach(page)
     expect(page.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(1)
