@@ -31,7 +31,6 @@ class RunCache:
         self._runs: OrderedDict[Config, tuple[Run, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._training: dict[Config, threading.Lock] = {}
-        self.hits = self.misses = 0
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -55,7 +54,6 @@ class RunCache:
                 found = self._lookup(config)
                 if found is not None:
                     return found
-                self.misses += 1
             try:
                 run = make(config)
                 self._store(config, run)
@@ -73,7 +71,6 @@ class RunCache:
         if config not in self._runs:
             return None
         self._runs.move_to_end(config)
-        self.hits += 1
         return self._runs[config][0]
 
     def _store(self, config: Config, run: Run) -> None:
