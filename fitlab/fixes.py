@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from fitlab.config import Config
+from fitlab.config import BUDGET_SECONDS, Config
 from fitlab.data import draw_inputs, make_labels
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.run import TrainingError
@@ -141,9 +141,22 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
     return FixOutcome(variant, history, error, seconds, first, teacher_gradient)
 
 
+# The gallery costs about this many runs of the settings: three variants
+# train to the end, and retain_graph re-walks the teacher's graph every step
+# (one to three runs' worth more); the variants that fail stop at once.
+GALLERY_RUNS = 5
+
+
+def gallery_config(config: Config) -> Config:
+    """`config` with its epochs cut, if need be, so that the whole gallery
+    stays within the work budget (BUDGET_SECONDS), like a single run."""
+    affordable = int(config.epochs * BUDGET_SECONDS / (GALLERY_RUNS * config.estimated_seconds))
+    return replace(config, epochs=max(1, min(config.epochs, affordable)))
+
+
 def fix_gallery(config: Config) -> tuple[FixOutcome, ...]:
-    """Every variant of VARIANTS, run for `config`."""
-    return tuple(run_variant(config, v) for v in VARIANTS)
+    """Every variant of VARIANTS, run for gallery_config(config)."""
+    return tuple(run_variant(gallery_config(config), v) for v in VARIANTS)
 
 
 def gradient_gap(outcome: FixOutcome, reference: FixOutcome) -> float | None:

@@ -2,6 +2,7 @@
 ledger, the labels' graph, the anomaly trace, the fix gallery, tied gradients."""
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +11,11 @@ import torch
 
 from blog_variants import blog_variant
 from fitlab import Config, train
+from fitlab.config import BUDGET_SECONDS
 from fitlab.anomaly import anomaly_trace, parse_anomaly_warning
 from fitlab.autopsy import autopsy
 from fitlab.data import draw_inputs, make_labels
-from fitlab.fixes import VARIANTS, fix_gallery, gallery_table, gradient_gap
+from fitlab.fixes import GALLERY_RUNS, VARIANTS, fix_gallery, gallery_config, gallery_table, gradient_gap
 from fitlab.graph import grad_fns, graph_dot, named_in_error
 from fitlab.model import build_teacher, reinitialise_as_student
 from fitlab.tied_gradients import ledger_summary, tied_gradient_ledger
@@ -274,3 +276,13 @@ def test_gallery_table_from_unpickled_outcomes(gallery):
 
     outcomes = tuple(gallery.values())
     assert gallery_table(pickle.loads(pickle.dumps(outcomes))).equals(gallery_table(outcomes))
+
+
+def test_the_gallery_stays_within_the_work_budget():
+    small = Config(detach=False)
+    assert gallery_config(small) == small  # cheap settings run whole
+    big = Config(detach=False, epochs=900)
+    capped = gallery_config(big)
+    assert 1 <= capped.epochs < big.epochs
+    assert GALLERY_RUNS * capped.estimated_seconds <= BUDGET_SECONDS
+    assert capped == replace(big, epochs=capped.epochs)

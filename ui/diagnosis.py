@@ -11,7 +11,7 @@ import streamlit as st
 from fitlab import Config
 from fitlab.anomaly import AnomalyTrace, anomaly_trace
 from fitlab.autopsy import Autopsy, autopsy
-from fitlab.fixes import VARIANTS, FixOutcome, gallery_table, run_variant
+from fitlab.fixes import VARIANTS, FixOutcome, gallery_config, gallery_table, run_variant
 from fitlab.graph import graph_dot, named_in_error
 from fitlab.run import Run
 from fitlab.tied_gradients import TiedGradients, ledger_summary, tied_gradient_ledger
@@ -139,12 +139,15 @@ def anomaly_section(trace: AnomalyTrace | None) -> None:
 def gallery_section(config: Config) -> None:
     """4. Every candidate fix, run for real on these settings."""
     st.subheader("4. Fix gallery")
+    run_for = gallery_config(config)
+    epochs = (f"{config.epochs} epochs" if run_for.epochs == config.epochs else
+              f"the first {run_for.epochs} of your {config.epochs} epochs, so that the whole "
+              "gallery stays within the work budget of one run")
     st.markdown(
         f"Each variant changes one line of the blog's script and trains for real on your "
-        f"settings ({config.epochs} epochs). The outcome is torch's exact exception, or the "
-        "final losses.")
+        f"settings ({epochs}). The outcome is torch's exact exception, or the final losses.")
     # A static table: the exception texts are long, and shown whole.
-    st.table(gallery_with_progress(config).style.hide(axis="index"))
+    st.table(gallery_with_progress(run_for).style.hide(axis="index"))
 
 
 def tied_gradient_section(run: Run) -> None:
