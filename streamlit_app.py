@@ -26,22 +26,28 @@ else:
     remember(run)
     if run.error is not None:
         error_panel(run)  # the lesson comes first, torch's own words
-        inside, compare = st.tabs(["Inside the failure", "Compare runs"])
+        inside, compare = st.tabs(["Inside the failure", "Compare runs"],
+                                  key="failure_view", on_change="rerun")
         with inside:
-            failure_diagnosis(config)
-            parameter_tables(run)
+            if inside.open:
+                failure_diagnosis(config)
+                parameter_tables(run)
     else:
+        # Tabs rerun the page when switched, so a tab's charts are drawn only
+        # while it is open: the browser draws one or two charts, not five.
         training, student, gradients, compare, sweep = st.tabs(
-            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"])
+            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
+            key="view", on_change="rerun")
         with training:
             loss_section(run)
             parameter_tables(run)
         with student:
-            student_section(run)
+            if student.open:
+                student_section(run)
         with gradients:
             tied_gradient_section(run)
         with sweep:
             sweep_section(config)
     with compare:
-        compare_section()
+        compare_section(shown=compare.open)
 warn_about_url()  # last: every widget has read the URL by now

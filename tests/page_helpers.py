@@ -32,3 +32,10 @@ def loss_charts(at: AppTest) -> list:
     """The current run's own loss chart (colour by split, one line style), if drawn."""
     return [c for c in charts_encoding(at, "color", "split")
             if "strokeDash" not in json.loads(c.proto.spec)["encoding"]]
+
+
+def open_tab(at: AppTest, label: str, key: str = "view") -> AppTest:
+    """Switch the page's tabs (`key`) to `label` and rerun, as a click does:
+    a tab's charts are drawn only while it is open."""
+    at.session_state[key] = label
+    return at.run()

@@ -8,7 +8,7 @@ import pytest
 
 from fitlab import Config
 from fitlab.compare import runs_csv
-from page_helpers import charts_encoding, open_page
+from page_helpers import charts_encoding, open_page, open_tab
 
 
 @pytest.fixture
@@ -24,7 +24,22 @@ def chart_by_colour(at, field):
     return json.loads(chart.proto.spec), pa.ipc.open_stream(chart.proto.datasets[0].data.data).read_pandas()
 
 
+def test_hidden_tabs_draw_no_charts_and_the_picks_survive_them(app):
+    assert [json.loads(c.proto.spec)["encoding"]["color"]["field"]
+            for c in app.get("vega_lite_chart")] == ["split"]   # the Training tab's only
+    app.slider(key="width").set_value(6).run()
+    open_tab(app, "Compare runs")
+    app.multiselect(key="compare_picked").unselect("#1 defaults").run()
+    app.slider(key="compare_smoothing").set_value(0.5).run()
+    open_tab(app, "Training")
+    assert not charts_encoding(app, "color", "run")
+    open_tab(app, "Compare runs")
+    assert app.multiselect(key="compare_picked").value == ["#2 width=6"]
+    assert app.slider(key="compare_smoothing").value == 0.5
+
+
 def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
+    open_tab(app, "Compare runs")
     assert app.multiselect(key="compare_picked").value == ["#1 defaults"]
     app.slider(key="width").set_value(6).run()
     assert not app.exception and not app.error
@@ -41,6 +56,7 @@ def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
 
 
 def test_unpicking_a_run_takes_it_off_the_chart(app):
+    open_tab(app, "Compare runs")
     app.slider(key="width").set_value(6).run()
     app.multiselect(key="compare_picked").unselect("#1 defaults").run()
     _, data = chart_by_colour(app, "run")
@@ -52,6 +68,7 @@ def test_unpicking_a_run_takes_it_off_the_chart(app):
 
 
 def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
+    open_tab(app, "Compare runs")
     app.slider(key="compare_smoothing").set_value(0.8)
     app.toggle(key="compare_log_scale").set_value(True).run()
     spec, data = chart_by_colour(app, "run")
@@ -61,6 +78,8 @@ def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
 
 
 def test_student_versus_teacher_charts_show_the_runs_own_data(app):
+    assert not charts_encoding(app, "color", "layer")  # drawn only while its tab is open
+    open_tab(app, "Student vs teacher")
     _, distances = chart_by_colour(app, "layer")
     assert set(distances.measure) == {"raw", "matched"}
     assert set(distances.layer) == {"first", "shared (used 2×)", "last"}
@@ -75,6 +94,7 @@ def test_a_failed_run_is_listed_but_has_no_student_charts(app):
     app.checkbox(key="detach").uncheck().run()
     assert not app.exception
     assert app.multiselect(key="compare_picked").value == ["#1 defaults", "#2 detach=False (stopped: RuntimeError)"]
+    open_tab(app, "Compare runs", key="failure_view")
     kinds = {json.loads(c.proto.spec).get("encoding", {}).get("color", {}).get("field")
              for c in app.get("vega_lite_chart")}
     assert kinds == {"run"}

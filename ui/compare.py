@@ -32,8 +32,11 @@ def remember(run: Run) -> None:
     st.session_state[PICKED] = picked
 
 
-def compare_section() -> None:
-    """Pick runs of this session and overlay their losses; download them."""
+def compare_section(shown: bool = True) -> None:
+    """Pick runs of this session and overlay their losses; download them.
+
+    With `shown` False (a tab not on screen) only the widgets are drawn, so
+    the picks and options survive, and the chart and files are not built."""
     log = run_log()
     st.header("Compare runs")
     st.caption(f"Every run of this session (the last {log.limit}; the oldest goes first), "
@@ -48,6 +51,8 @@ def compare_section() -> None:
     weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing",
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
     log_scale = right.toggle("Log scale", key="compare_log_scale")
+    if not shown:
+        return
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")

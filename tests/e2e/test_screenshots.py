@@ -46,11 +46,12 @@ def test_comparison_views(tall_page, server):
     lr = page.get_by_label("Learning rate")
     rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
 
-    page.get_by_role("tab", name="Compare runs").click()
+    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
     panel = page.get_by_role("tabpanel", name="Compare runs")
     rerun_after(page, lambda: panel.locator(".st-key-compare_log_scale").get_by_text("Log scale").click())
     panel.screenshot(path=str(DOCS / "compare-runs.png"))
 
-    page.get_by_role("tab", name="Student vs teacher").click()
+    rerun_after(page, lambda: page.get_by_role("tab", name="Student vs teacher").click())
+    expect(page.get_by_text("Loss on the straight line to the teacher")).to_be_visible()
     page.get_by_role("tabpanel", name="Student vs teacher").screenshot(
         path=str(DOCS / "student-vs-teacher.png"))
