@@ -28,7 +28,7 @@ from fitlab.distance import DistanceTracker
 from fitlab.model import build_teacher, reinitialise_as_student, untie
 from fitlab.run import Run
 from fitlab.student_teacher import student_teacher_fields
-from fitlab.tables import array_parameter_table, parameter_table
+from fitlab.tables import parameter_table
 from fitlab.weights import Layers
 
 Progress = Callable[[int, int], None]
@@ -50,8 +50,8 @@ def draw_start(config: Config) -> Start:
     the autograd engine draws them (the same functions, the same order)."""
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
-    teacher_params = parameter_table(teacher.named_layers())
     teacher_layers = teacher.layer_arrays()  # copies: the re-init below overwrites the teacher
+    teacher_params = parameter_table(teacher_layers)
     inputs = draw_inputs(config, generator).numpy()
     # The labels by the same math in numpy: torch's forward here would cost
     # more than the fast engine's whole default run.
@@ -287,7 +287,7 @@ def train_fast(config: Config, progress: Progress | None = None) -> Run:
         config=config,
         history=history,
         teacher_params=start.teacher_params,
-        student_params=array_parameter_table(final),
+        student_params=parameter_table(final),
         error=None,
         blog_test_loss=blog_test_figure(stack, start.inputs, start.labels, config),
         engine="fast",

@@ -6,25 +6,21 @@ import numpy as np
 import pandas as pd
 
 from fitlab.run import Run
+from fitlab.weights import Layers
 
 PARAM_COLUMNS = ["parameter", "row", "col", "value"]
 
 
-def parameter_table(named_layers) -> pd.DataFrame:
+def parameter_table(layers: Layers) -> pd.DataFrame:
     """Tidy table of every weight and bias: parameter, row, col, value.
 
-    `named_layers` is a list of (name, nn.Linear); a weight's row is its output
-    unit and col its input, a bias has col 0. Each layer is listed once, so the
-    shared layer appears once however often it is used.
+    `layers` is (name, weight, bias) per distinct layer (TiedNet.layer_arrays()
+    or an engine's arrays); a weight's row is its output unit and col its
+    input, a bias has col 0. Each layer is listed once, so the shared layer
+    appears once however often it is used.
     """
-    return array_parameter_table([(name, layer.weight.detach().numpy(), layer.bias.detach().numpy())
-                                  for name, layer in named_layers])
-
-
-def array_parameter_table(named_arrays) -> pd.DataFrame:
-    """parameter_table for layers given as (name, weight, bias) numpy arrays."""
     names, sizes, rows, cols, values = [], [], [], [], []
-    for name, weight, bias in named_arrays:
+    for name, weight, bias in layers:
         for kind, array in (("weight", weight), ("bias", bias)):
             grid = array.reshape(array.shape[0], -1)
             row, col = np.indices(grid.shape)

@@ -35,7 +35,6 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         return train_fast(config, progress)
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
-    teacher_params = parameter_table(teacher.named_layers())
     teacher_layers = teacher.layer_arrays()  # copied now: the re-init below overwrites them
     inputs = draw_inputs(config, generator)
     labels = make_labels(teacher, inputs, config.detach)
@@ -55,17 +54,18 @@ def train(config: Config, progress: Progress | None = None) -> Run:
             progress(epoch, config.epochs)
 
     history, error = fit(config, student, inputs, labels, after_epoch=after_epoch)
+    final_layers = student.layer_arrays()
     return Run(
         config=config,
         history=history,
-        teacher_params=teacher_params,
-        student_params=parameter_table(student.named_layers()),
+        teacher_params=parameter_table(teacher_layers),
+        student_params=parameter_table(final_layers),
         error=error,
         blog_test_loss=None if error else _blog_test_figure(student, inputs[config.n_train:],
                                                             labels[config.n_train:], config.batch_size),
         engine="autograd",
-        **student_teacher_fields(config, tracker, initial_layers, student.layer_arrays(),
-                                 teacher_layers, inputs.numpy(), labels.detach().numpy()),
+        **student_teacher_fields(config, tracker, initial_layers, final_layers, teacher_layers,
+                                 inputs.numpy(), labels.detach().numpy()),
     )
 
 
