@@ -84,18 +84,20 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
                          f"{config.n_samples} rows is too large: it needs {activations:,} "
                          f"activations, allowed up to {MAX_ACTIVATIONS:,}")
     # lr does not change the draws: draw once per (seed, width).
-    starts = {}
+    drawn: dict[Config, object] = {}
+    starts = []
     for c in configs:
         key = replace(c, lr=config.lr)
-        if key not in starts:
-            starts[key] = draw_start(key)
-    padded = [_padded_layers(starts[replace(c, lr=config.lr)].layers, width) for c in configs]
+        if key not in drawn:
+            drawn[key] = draw_start(key)
+        starts.append(drawn[key])
+    padded = [_padded_layers(start.layers, width) for start in starts]
     shapes = [w.shape for w, _ in padded[0]]
     stack = Stack(shapes, layer_uses(config), lead=(len(configs),))
     stack.load([(np.stack([p[k][0] for p in padded]), np.stack([p[k][1] for p in padded]))
                 for k in range(len(shapes))])
-    inputs = np.stack([starts[replace(c, lr=config.lr)].inputs for c in configs])
-    labels = np.stack([starts[replace(c, lr=config.lr)].labels for c in configs])
+    inputs = np.stack([start.inputs for start in starts])
+    labels = np.stack([start.labels for start in starts])
     lr = np.array([[c.lr] for c in configs], dtype=np.float32)
     train_losses, test_losses = fit(stack, inputs, labels, config, lr, progress)
     epochs = np.arange(config.epochs + 1)
