@@ -17,10 +17,10 @@ from fitlab.run import Run
 
 
 def run_nbytes(run: Run) -> int:
-    """Approximate memory held by a run's tables."""
+    """Approximate memory held by a run's tables and arrays."""
     return int(sum(frame.memory_usage(deep=True).sum()
-                   for frame in (run.history, run.teacher_params, run.student_params,
-                                 run.distances, run.test_predictions, run.loss_slices)))
+                   for frame in (run.history, run.teacher_params, run.student_params))
+               + run.student_teacher.nbytes)
 
 
 class RunCache:

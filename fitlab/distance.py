@@ -43,18 +43,19 @@ its output weights by 1/a) is not matched.
 Cost. A raw record is a few norms; a matched one does a few products and
 linear assignments per permutation (tens of milliseconds at width 256). So
 the tracker records the raw distance at most `max_points` evenly spaced
-epochs (every epoch for runs of up to max_points − 1 epochs) and the matched
-one at matched_points(width) of them, from 21 down to 3 for wide nets;
-both always include the first and the last epoch, and each matching starts
-from the previous one's answer.
+epochs (every epoch for runs of up to max_points − 1 epochs) and keeps the
+student for matching at matched_points(width) of them, from 21 down to 3 for
+wide nets; both always include the first and the last epoch. The matching
+runs only when the table is first asked for, each matching starting from the
+previous one's answer.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
-from scipy.optimize import linear_sum_assignment
-
 from fitlab.blas import one_blas_thread
 from fitlab.weights import Layers, teacher_as_student, use_order
 
@@ -162,6 +163,9 @@ class HiddenUnits:
 
 def _assign(gain: np.ndarray) -> np.ndarray:
     """perm with perm[i] = the student unit given to teacher unit i."""
+    # Imported here: scipy takes longer to import than a default run takes to train.
+    from scipy.optimize import linear_sum_assignment
+
     _, cols = linear_sum_assignment(gain, maximize=True)
     return cols
 
@@ -169,15 +173,16 @@ def _assign(gain: np.ndarray) -> np.ndarray:
 def squared_distance(student: Layers, teacher: Layers) -> float:
     """Sum over layers of the squared (weight, bias) differences."""
     with np.errstate(over="ignore"):
-            return float(sum(np.sum((w - tw) ** 2) + np.sum((b - tb) ** 2)
+        return float(sum(np.sum((w - tw) ** 2) + np.sum((b - tb) ** 2)
                          for (_, w, b), (_, tw, tb) in zip(student, teacher)))
 
 
 def layer_distances(student: Layers, teacher: Layers) -> list[float]:
     """Per layer, the Euclidean norm of (weight, bias) student minus teacher;
-    `teacher` in the student's shape."""
+    `teacher` in the student's shape. Squares are summed in float64."""
     with np.errstate(all="ignore"):
-        return [float(np.sqrt(np.sum((w - tw) ** 2) + np.sum((b - tb) ** 2)))
+        return [float(np.sqrt(np.sum(np.square(w - tw, dtype=np.float64))
+                              + np.sum(np.square(b - tb, dtype=np.float64))))
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
@@ -198,12 +203,13 @@ def matched_points(width: int) -> int:
 
 class DistanceTracker:
     """Records, at a bounded set of epochs, each layer's raw distance from
-    the student to the teacher, and at a smaller set (see matched_points) its
-    matched distance; matched is NaN at the other recorded epochs.
+    the student to the teacher, and keeps a copy of the student at a smaller
+    set (see matched_points) for the matched distance.
 
-    Engine-agnostic: call record(epoch, layers) with the student's layers as
-    numpy arrays in TiedNet.named_layers() order, for each epoch wants()
-    accepts (epoch 0 is before training).
+    Engine-agnostic: call record(epoch, ...) for each epoch wants() accepts
+    (epoch 0 is before training), with the student's layers as numpy arrays
+    in TiedNet.named_layers() order whenever matches(epoch). records() then
+    gives the finished, immutable records.
     """
 
     def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS):
@@ -211,29 +217,77 @@ class DistanceTracker:
         width = teacher[0][1].shape[0]
         self.matched_epochs = set(recorded_epochs(epochs, matched_points(width)))
         self.epochs = set(recorded_epochs(epochs, max_points)) | self.matched_epochs
-        self._rows: list[dict] = []
-        self._last_perms: list[np.ndarray] | None = None
+        self._raw: list[tuple[int, list[float]]] = []
+        self._kept: dict[int, Layers] = {}
+        self._names: list[str] = []
 
     def wants(self, epoch: int) -> bool:
         """Whether this epoch is one the tracker records."""
         return epoch in self.epochs
 
-    def record(self, epoch: int, student: Layers) -> None:
-        """Store the raw and matched distance of every layer at `epoch`."""
-        teacher = teacher_as_student(self.teacher, len(student))
-        raw = layer_distances(student, teacher)
-        if epoch not in self.matched_epochs:
-            matched = [float("nan")] * len(student)
-        elif all(np.isfinite(w).all() and np.isfinite(b).all() for _, w, b in student):
-            units = HiddenUnits(len(student), self.repeats)
-            with one_blas_thread():
-                self._last_perms = units.match(student, teacher, self._last_perms)
-            matched = layer_distances(units.apply(student, self._last_perms), teacher)
-        else:  # a diverged student has no meaningful matching
-            matched = [float("nan")] * len(student)
-        self._rows += [{"epoch": epoch, "layer": name, "raw": r, "matched": m}
-                       for (name, _, _), r, m in zip(student, raw, matched)]
+    def matches(self, epoch: int) -> bool:
+        """Whether record() at this epoch needs the student's layers."""
+        return epoch in self.matched_epochs
+
+    def record(self, epoch: int, student: Layers | None = None, raw: list[float] | None = None) -> None:
+        """Store every layer's raw distance at `epoch`: `raw` if the caller
+        has them already (the fast engine computes them on its flat buffer),
+        else from `student`, which is kept (not copied) when matches(epoch)."""
+        if student is not None:
+            self._names = [name for name, _, _ in student]
+        if raw is None:
+            raw = layer_distances(student, teacher_as_student(self.teacher, len(student)))
+        if self.matches(epoch):
+            if student is None:
+                raise ValueError(f"epoch {epoch} is matched: record() needs the student's layers")
+            self._kept[epoch] = student
+        self._raw.append((epoch, raw))
+
+    def records(self) -> "DistanceRecords":
+        """What was recorded, as a value whose table() does the matching."""
+        return DistanceRecords(self.teacher, self.repeats, tuple(self._names), tuple(self._raw),
+                               dict(self._kept))
 
     def table(self) -> pd.DataFrame:
-        """epoch, layer, raw, matched: one row per recorded epoch and layer."""
-        return pd.DataFrame(self._rows, columns=["epoch", "layer", "raw", "matched"])
+        """records().table(): epoch, layer, raw, matched."""
+        return self.records().table()
+
+
+@dataclass(frozen=True, eq=False)
+class DistanceRecords:
+    """A run's recorded distances: raw per recorded epoch, and the student's
+    layers at the matched epochs. Matching hidden units costs linear
+    assignments, more than a default run's whole training, so table() does
+    it only when asked, and once (the run's StudentTeacher memoises it)."""
+
+    teacher: Layers
+    repeats: int
+    names: tuple[str, ...]
+    raw: tuple[tuple[int, list[float]], ...]   # (epoch, distance per layer)
+    kept: dict[int, Layers]                    # epoch -> student layers to match
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the kept layers and the raw distances."""
+        arrays = [a for layers in self.kept.values() for _, w, b in layers for a in (w, b)]
+        return sum(a.nbytes for a in arrays) + 8 * len(self.raw) * len(self.names)
+
+    def table(self) -> pd.DataFrame:
+        """epoch, layer, raw, matched: one row per recorded epoch and layer;
+        matched is NaN where the student was not kept, or had diverged."""
+        units = HiddenUnits(len(self.names), self.repeats)
+        teacher = teacher_as_student(self.teacher, len(self.names))
+        matched_at, perms = {}, None
+        with one_blas_thread():
+            for epoch in sorted(self.kept):
+                student = self.kept[epoch]
+                if all(np.isfinite(w).all() and np.isfinite(b).all() for _, w, b in student):
+                    # Each matching starts from the previous one's answer.
+                    perms = units.match(student, teacher, perms)
+                    matched_at[epoch] = layer_distances(units.apply(student, perms), teacher)
+        nan = [float("nan")] * len(self.names)
+        return pd.DataFrame(
+            [{"epoch": epoch, "layer": name, "raw": r, "matched": m}
+             for epoch, raw in self.raw
+             for name, r, m in zip(self.names, raw, matched_at.get(epoch, nan))],
+            columns=["epoch", "layer", "raw", "matched"])

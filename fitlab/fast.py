@@ -27,9 +27,9 @@ from fitlab.data import draw_inputs
 from fitlab.distance import DistanceTracker
 from fitlab.model import build_teacher, reinitialise_as_student, untie
 from fitlab.run import Run
-from fitlab.student_teacher import student_teacher_fields
+from fitlab.student_teacher import StudentTeacher
 from fitlab.tables import parameter_table
-from fitlab.weights import Layers
+from fitlab.weights import Layers, teacher_as_student
 
 Progress = Callable[[int, int], None]
 
@@ -265,18 +265,29 @@ def train_fast(config: Config, progress: Progress | None = None) -> Run:
                          "labels are the autograd engine's lesson")
     start = draw_start(config)
     names = [name for name, _, _ in start.layers]
-    stack = Stack([w.shape for _, w, _ in start.layers], layer_uses(config), lead=())
+    shapes, uses = [w.shape for _, w, _ in start.layers], layer_uses(config)
+    stack = Stack(shapes, uses, lead=())
     stack.load([(w, b) for _, w, b in start.layers])
 
     def layers_now() -> Layers:
         return [(name, w, b) for name, (w, b) in zip(names, stack.layers())]
+
+    # The teacher in the student's flat layout: each layer's raw distance is
+    # then one subtraction and one segmented sum, with no copies of layers.
+    teacher = Stack(shapes, uses, lead=())
+    teacher.load([(w, b) for _, w, b in teacher_as_student(start.teacher_layers, len(names))])
+    offsets = np.cumsum([0] + [block.size for block in stack.blocks[:-1]])
+
+    def raw_distances() -> list[float]:
+        squares = np.square(stack.params - teacher.params, dtype=np.float64)
+        return np.sqrt(np.add.reduceat(squares, offsets)).tolist()
 
     tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, start.layers)
 
     def record(epoch: int) -> None:
         if tracker.wants(epoch):
-            tracker.record(epoch, layers_now())
+            tracker.record(epoch, layers_now() if tracker.matches(epoch) else None, raw_distances())
 
     train_losses, test_losses = fit(stack, start.inputs, start.labels, config,
                                     np.float32(config.lr), progress, record)
@@ -291,6 +302,7 @@ def train_fast(config: Config, progress: Progress | None = None) -> Run:
         error=None,
         blog_test_loss=blog_test_figure(stack, start.inputs, start.labels, config),
         engine="fast",
-        **student_teacher_fields(config, tracker, start.layers, final, start.teacher_layers,
-                                 start.inputs, start.labels),
+        student_teacher=StudentTeacher(tracker.records(), start.layers, final, start.teacher_layers,
+                                       start.inputs, start.labels[:, 0], config.n_train,
+                                       config.shared_repeats),
     )

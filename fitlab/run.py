@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fitlab.config import Config
+from fitlab.student_teacher import StudentTeacher
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,11 @@ class Run:
     error           None, or the exception that stopped training.
     blog_test_loss  the test figure the blog's script would print for the
                     final student: the sum of per-batch mean losses.
-    distances       DataFrame: epoch, layer, raw, matched; each layer's
-                    distance from the teacher, raw and after matching hidden
-                    units (fitlab.distance), at a bounded set of epochs.
-    test_predictions  DataFrame: label, prediction; the final student on
-                    the test rows.
-    loss_slices     DataFrame: path, t, train_loss, test_loss; the loss along
-                    the straight lines from the initial and from the final
-                    student (t = 0) to the teacher (t = 1).
     engine          the engine that actually trained it: "fast" or "autograd".
+    student_teacher what the student-versus-teacher views are computed from
+                    (fitlab.student_teacher); the views are the properties
+                    distances, test_predictions and loss_slices, computed on
+                    first use.
     """
 
     config: Config
@@ -48,7 +45,24 @@ class Run:
     student_params: pd.DataFrame
     error: TrainingError | None
     blog_test_loss: float | None
-    distances: pd.DataFrame
-    test_predictions: pd.DataFrame
-    loss_slices: pd.DataFrame
     engine: str
+    student_teacher: StudentTeacher
+
+    @property
+    def distances(self) -> pd.DataFrame:
+        """epoch, layer, raw, matched: each layer's distance from the teacher,
+        raw and after matching hidden units (fitlab.distance), at a bounded
+        set of epochs."""
+        return self.student_teacher.distances
+
+    @property
+    def test_predictions(self) -> pd.DataFrame:
+        """label, prediction: the final student on the test rows."""
+        return self.student_teacher.test_predictions
+
+    @property
+    def loss_slices(self) -> pd.DataFrame:
+        """path, t, train_loss, test_loss: the loss along the straight lines
+        from the initial and from the final student (t = 0) to the teacher
+        (t = 1)."""
+        return self.student_teacher.loss_slices

@@ -13,7 +13,7 @@ from fitlab.data import draw_inputs, make_labels
 from fitlab.distance import DistanceTracker
 from fitlab.model import build_teacher, reinitialise_as_student, untie
 from fitlab.run import Run, TrainingError
-from fitlab.student_teacher import student_teacher_fields
+from fitlab.student_teacher import StudentTeacher
 from fitlab.tables import parameter_table
 from fitlab.threads import use_torch_threads
 
@@ -64,8 +64,9 @@ def train(config: Config, progress: Progress | None = None) -> Run:
         blog_test_loss=None if error else _blog_test_figure(student, inputs[config.n_train:],
                                                             labels[config.n_train:], config.batch_size),
         engine="autograd",
-        **student_teacher_fields(config, tracker, initial_layers, final_layers, teacher_layers,
-                                 inputs.numpy(), labels.detach().numpy()),
+        student_teacher=StudentTeacher(tracker.records(), initial_layers, final_layers, teacher_layers,
+                                       inputs.numpy(), labels.detach().numpy()[:, 0],
+                                       config.n_train, config.shared_repeats),
     )
 
 

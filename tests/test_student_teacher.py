@@ -164,13 +164,26 @@ def test_a_diverged_run_records_without_crashing():
     assert isinstance(run.loss_slices, pd.DataFrame)
 
 
-def test_run_stays_picklable_and_the_cache_counts_the_new_tables(runs):
+def test_run_stays_picklable_and_the_cache_counts_what_it_keeps(runs):
     run = runs["untied"]
     again = pickle.loads(pickle.dumps(run))
     assert again.distances.equals(run.distances) and again.loss_slices.equals(run.loss_slices)
-    old = sum(f.memory_usage(deep=True).sum() for f in (run.history, run.teacher_params, run.student_params))
-    new = sum(f.memory_usage(deep=True).sum() for f in (run.distances, run.test_predictions, run.loss_slices))
-    assert run_nbytes(run) == old + new
+    tables = sum(f.memory_usage(deep=True).sum() for f in (run.history, run.teacher_params, run.student_params))
+    kept = run.student_teacher
+    layers = [a for ls in (kept.initial, kept.final, kept.teacher, *kept.records.kept.values())
+              for _, w, b in ls for a in (w, b)]
+    arrays = sum(a.nbytes for a in layers) + kept.inputs.nbytes + kept.labels.nbytes
+    raw = 8 * len(kept.records.raw) * len(kept.records.names)
+    assert run_nbytes(run) == tables + arrays + raw
+
+
+@pytest.mark.parametrize("engine", ["fast", "autograd"])
+def test_the_student_versus_teacher_views_are_computed_on_first_use_and_once(engine):
+    run = train(Config(epochs=10, engine=engine))
+    views = ("distances", "test_predictions", "loss_slices")
+    assert not set(views) & set(vars(run.student_teacher))   # training did not compute them
+    for view in views:
+        assert getattr(run, view) is getattr(run, view)
 
 
 def test_layer_distances_of_identical_nets_are_zero():
