@@ -81,8 +81,26 @@ def measure(rounds: int) -> tuple[dict, float]:
     return medians, statistics.median(sweep_times)
 
 
+TARGETS = {"default": 10.0, "width 256": 3.0}   # issue 4: ratio (blog / fast) at least
+SWEEP_TARGET = 150.0                             # per config, against the default's blog loop
+
+
+def targets(medians: dict, sweep_seconds: float) -> list[str]:
+    """One line per target of issue 4: the ratio measured and met or missed."""
+    ratio = {name: m["blog"] / m["fast"] for name, m in medians.items()}
+    sweep = medians["default"]["blog"] / sweep_seconds
+    slowest = min(ratio, key=ratio.get)
+    checks = [*[(f"{name} ≥ {target:g}×", ratio[name], ratio[name] >= target)
+                for name, target in TARGETS.items()],
+              (f"sweep of 64 configs ≥ {SWEEP_TARGET:g}× per config", sweep, sweep >= SWEEP_TARGET),
+              (f"no config slower than the blog's loop (slowest: {slowest})", ratio[slowest],
+               ratio[slowest] >= 1.0)]
+    return [f"- {what}: {value:.1f}× {'met' if ok else 'MISSED'}" for what, value, ok in checks]
+
+
 def report(medians: dict, sweep_seconds: float, rounds: int) -> str:
-    """The table, in Markdown, then the machine-readable speedup line."""
+    """The table in Markdown, the targets met or missed, then the
+    machine-readable speedup line."""
     lines = [f"fitlab.bench: median of {rounds} interleaved rounds; {platform.machine()}, "
              f"{os.cpu_count()} cores, {torch.get_num_threads()} torch thread(s), torch {torch.__version__}",
              "",
@@ -94,6 +112,7 @@ def report(medians: dict, sweep_seconds: float, rounds: int) -> str:
     blog_default = medians["default"]["blog"]
     lines.append(f"| sweep 8×8 (lr × seed), per config | {blog_default * 1e3:.0f} ms | – | "
                  f"{sweep_seconds * 1e3:.2f} ms | {blog_default / sweep_seconds:.0f}× |")
+    lines += ["", "Targets:", *targets(medians, sweep_seconds)]
     lines += ["", "speedup " + " ".join([
         f"default={blog_default / medians['default']['fast']:.1f}",
         f"width256={medians['width 256']['blog'] / medians['width 256']['fast']:.1f}",

@@ -17,7 +17,9 @@ def parameter_table(layers: Layers) -> pd.DataFrame:
     `layers` is (name, weight, bias) per distinct layer (TiedNet.layer_arrays()
     or an engine's arrays); a weight's row is its output unit and col its
     input, a bias has col 0. Each layer is listed once, so the shared layer
-    appears once however often it is used.
+    appears once however often it is used. The parameter column is
+    categorical: a wide net has tens of thousands of rows and a handful of
+    names, which a column of strings would copy row by row.
     """
     names, sizes, rows, cols, values = [], [], [], [], []
     for name, weight, bias in layers:
@@ -29,7 +31,8 @@ def parameter_table(layers: Layers) -> pd.DataFrame:
             rows.append(row.ravel())
             cols.append(col.ravel())
             values.append(grid.ravel().astype(float))
-    return pd.DataFrame({"parameter": np.repeat(np.array(names, dtype=object), sizes),
+    codes = np.repeat(np.arange(len(names)), sizes)
+    return pd.DataFrame({"parameter": pd.Categorical.from_codes(codes, categories=names),
                          "row": np.concatenate(rows), "col": np.concatenate(cols),
                          "value": np.concatenate(values)})
 

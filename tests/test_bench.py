@@ -1,0 +1,25 @@
+"""The bench's report: its table, the targets it says are met, and its
+machine-readable last line (timings are made up here; the bench measures)."""
+
+from fitlab.bench import CASES, report
+
+
+def medians(fast_ms):
+    """Blog loop 300 ms for every case, the fast engine as given."""
+    return {name: {"blog": 0.3, "autograd": 0.3, "fast": fast_ms.get(name, 0.01)} for name in CASES}
+
+
+def test_the_report_says_which_targets_are_met_and_ends_machine_readable():
+    text = report(medians({"default": 0.025, "width 256": 0.2}), sweep_seconds=0.0015, rounds=5)
+    lines = text.splitlines()
+    assert lines[-1] == "speedup default=12.0 width256=1.5 sweep64=200"
+    assert "- default ≥ 10×: 12.0× met" in lines
+    assert "- width 256 ≥ 3×: 1.5× MISSED" in lines
+    assert "- sweep of 64 configs ≥ 150× per config: 200.0× met" in lines
+    assert "- no config slower than the blog's loop (slowest: width 256): 1.5× met" in lines
+
+
+def test_a_config_slower_than_the_blog_loop_is_reported_missed():
+    text = report(medians({"epochs 1000": 0.6}), sweep_seconds=0.01, rounds=5)
+    assert "- no config slower than the blog's loop (slowest: epochs 1000): 0.5× MISSED" in text
+    assert "- sweep of 64 configs ≥ 150× per config: 30.0× MISSED" in text
