@@ -203,7 +203,7 @@ def matched_points(width: int) -> int:
 
 class DistanceTracker:
     """Records, at a bounded set of epochs, each layer's raw distance from
-    the student to the teacher, and keeps a copy of the student at a smaller
+    the student to the teacher, and keeps the student's layers at a smaller
     set (see matched_points) for the matched distance.
 
     Engine-agnostic: call record(epoch, ...) for each epoch wants() accepts
@@ -247,10 +247,6 @@ class DistanceTracker:
         """What was recorded, as a value whose table() does the matching."""
         return DistanceRecords(self.teacher, self.repeats, tuple(self._names), tuple(self._raw),
                                dict(self._kept))
-
-    def table(self) -> pd.DataFrame:
-        """records().table(): epoch, layer, raw, matched."""
-        return self.records().table()
 
 
 @dataclass(frozen=True, eq=False)

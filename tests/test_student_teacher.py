@@ -55,7 +55,7 @@ def test_a_permuted_teacher_has_matched_distance_zero_and_raw_distance_above_zer
     student = units.apply(teacher_as_student(teacher, n_layers), random_perms(units, 8, seed=7))
     tracker = DistanceTracker(teacher, repeats, epochs=1)
     tracker.record(0, student)
-    table = tracker.table()
+    table = tracker.records().table()
     assert table.raw.sum() > 0.1
     assert np.allclose(table.matched, 0, atol=1e-6)
 
@@ -75,7 +75,7 @@ def test_matching_never_increases_the_whole_net_distance(repeats, n_layers):
                for n, w, b in teacher_as_student(teacher, n_layers)]
     tracker = DistanceTracker(teacher, repeats, epochs=1)
     tracker.record(0, student)
-    table = tracker.table()
+    table = tracker.records().table()
     assert (table.matched ** 2).sum() <= (table.raw ** 2).sum() + 1e-9
 
 
