@@ -1,6 +1,9 @@
-"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.threads)."""
+"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.threads),
+and BLAS's sgemm called on numpy's C-ordered arrays."""
 
 import functools
+
+import numpy as np
 
 from threadpoolctl import ThreadpoolController
 
@@ -21,3 +24,29 @@ def one_blas_thread():
     is process-wide while it lasts.
     """
     return _thread_pools().limit(limits=1, user_api="blas")
+
+
+def gemm_arguments(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
+    """sgemm's arguments (A, B, C, trans_a, trans_b) that make
+    `sgemm(alpha, A, B, beta, C, trans_a, trans_b, 1)` compute
+    c = alpha * a @ b + beta * c in place, for 2-D float32 arrays a and b
+    each contiguous in either order (a transposed view is passed as a
+    transpose flag, not copied) and c C-contiguous.
+
+    BLAS is column-major: a C-ordered array is the transpose of the same
+    memory read column-major, so c = a @ b is computed as c.T = b.T @ a.T.
+    """
+    if not c.flags.c_contiguous:
+        raise ValueError("c must be C-contiguous: sgemm writes it in place")
+    A, trans_a = _column_major(b.T)
+    B, trans_b = _column_major(a.T)
+    return A, B, c.T, trans_a, trans_b
+
+
+def _column_major(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """m as BLAS reads it: a Fortran-ordered array, and whether to transpose it."""
+    if m.flags.f_contiguous:
+        return m, 0
+    if m.flags.c_contiguous:
+        return m.T, 1
+    raise ValueError("each factor must be contiguous in C or Fortran order")

@@ -20,8 +20,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
+from scipy.linalg.blas import sgemm
 
-from fitlab.blas import one_blas_thread
+from fitlab.blas import gemm_arguments, one_blas_thread
 from fitlab.config import Config
 from fitlab.data import draw_inputs
 from fitlab.distance import DistanceTracker
@@ -66,7 +67,7 @@ def draw_start(config: Config) -> Start:
 class Stack:
     """The student's parameters for one or many configs of one shape, in one
     flat float32 buffer (so one SGD update covers them all), with a gradient
-    buffer of the same layout.
+    buffer of the same layout (used by stacks).
 
     `lead` is () for a single run, (C,) for a stack of C configs. Each layer
     is one block (in + 1, out): its weight transposed, then its bias as a last
@@ -75,6 +76,9 @@ class Stack:
     the weights transposed and the backward pass run on transposed deltas, no
     matmul has a transposed large right-hand side, which OpenBLAS does several
     times slower at these shapes.
+
+    A single run steps and evaluates through RunStep and RunForward (direct
+    sgemm calls); a stack through batched numpy matmuls.
     """
 
     def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], lead: tuple):
@@ -98,6 +102,8 @@ class Stack:
         # For each distinct layer, the uses whose gradients add up into it.
         self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
         self._hidden_inputs: dict[int, list[np.ndarray]] = {}
+        self._run_steps: dict[int, RunStep] = {}
+        self._run_forwards: dict[int, RunForward] = {}
 
     def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Set each distinct layer from (weight (out, in), bias (out,)), stacked
@@ -128,11 +134,18 @@ class Stack:
         return views
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
-        """The net's output for rows x (without the ones column). For many
-        rows a bias add is cheaper than writing activations beside a ones
-        column, which is a strided write. Narrow nets run transposed, with
-        rows along the last axis: many rows by few units is the faster
-        matmul shape there (a stacked sweep's evaluation runs 1.7x faster)."""
+        """The net's output for rows x (without the ones column), a new array.
+
+        In a stack, for many rows a bias add is cheaper than writing
+        activations beside a ones column, which is a strided write. Narrow
+        nets run transposed, with rows along the last axis: many rows by few
+        units is the faster matmul shape there (a stacked sweep's evaluation
+        runs 1.7x faster)."""
+        if not self.lead:
+            forward = self._run_forwards.get(x.shape[-2])
+            if forward is None:
+                forward = self._run_forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
+            return forward.evaluate(x)
         last = len(self.uses) - 1
         if self.narrow:
             a = np.ascontiguousarray(x.swapaxes(-1, -2))
@@ -152,12 +165,24 @@ class Stack:
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
-        against y. The forward pass keeps each use's input in reused buffers.
+        against y.
 
-        `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
-        over (out, rows)): folding lr into the loss's gradient makes every
-        gradient below lr times the true one, so the update is one subtraction.
+        `step` is lr * 2 / rows: per config in a stack, shaped to broadcast
+        over (out, rows); a float32 of shape () or (1,) for a single run.
         """
+        if self.lead:
+            self._stacked_sgd_step(x, y, step)
+            return
+        run_step = self._run_steps.get(x.shape[-2])
+        if run_step is None:
+            run_step = self._run_steps[x.shape[-2]] = RunStep(self, x.shape[-2])
+        run_step(x, y, step)
+
+    def _stacked_sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """sgd_step for a stack, in batched numpy calls. The forward pass
+        keeps each use's input in reused buffers. Folding `step` into the
+        loss's gradient makes every gradient below lr times the true one, so
+        the update is one subtraction."""
         # Forward: each hidden input is written into its reused buffer.
         inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
         blocks = self.use_blocks
@@ -189,6 +214,104 @@ class Stack:
                 delta = np.concatenate([deltas[k] for k in ks], axis=-2)
             np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
+
+
+class RunForward:
+    """A single run's forward pass over a fixed number of rows, as direct
+    sgemm calls on buffers made once.
+
+    numpy's matmul costs about a microsecond per call before any arithmetic
+    and cannot add into its output; sgemm (scipy's binding) costs half that
+    and computes c = alpha * a @ b + beta * c in place. Activations are kept
+    transposed, (units, rows), C-ordered: each use's output is then a
+    contiguous block of the next use's input, whose last row is the ones,
+    so it is written in place and its bias comes with the product.
+    """
+
+    def __init__(self, stack: Stack, rows: int):
+        blocks = stack.use_blocks
+        inputs = []                     # uses 1..: input transposed (in + 1, rows)
+        for width in stack.input_widths[1:]:
+            buffer = np.empty((width + 1, rows), dtype=np.float32)
+            buffer[-1] = 1
+            inputs.append(buffer)
+        self.inputs_t = inputs
+        self.activations = [buffer[:-1] for buffer in inputs]
+        self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
+        self.zero = np.zeros((), dtype=np.float32)
+        # x is passed per call, always as x.T with a transpose flag (right
+        # for any C-ordered x); this stand-in only gives the other operands.
+        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T
+        outputs = [*self.activations, self.output]
+        self.products = [gemm_arguments(block.T, use_t, output)
+                         for block, use_t, output in zip(blocks, [x_t, *inputs], outputs)]
+        self.x = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32)  # for evaluate
+        self.x[:, -1] = 1
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The output, transposed (out, rows), for rows x (with_ones(),
+        C-ordered); the buffer is reused by the next call."""
+        _, b, c, _, trans_b = self.products[0]
+        sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
+        zero = self.zero
+        # Each later use reads the previous use's output through its ReLU.
+        for activation, (a, b, c, trans_a, trans_b) in zip(self.activations, self.products[1:]):
+            np.maximum(activation, zero, out=activation)
+            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
+        return self.output
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The output (rows, out), a new array, for rows x without the ones."""
+        self.x[:, :-1] = x
+        return self(self.x).T.copy()
+
+
+class RunStep:
+    """Stack.sgd_step for a single run at a fixed number of rows: a
+    RunForward, then the backward pass and the update in sgemm calls.
+
+    Each use's update is one call adding -lr × its gradient straight into
+    its layer's block: no gradient buffer, no concatenation for the shared
+    layer (its uses add in turn), no separate update pass. lr enters only
+    there, as alpha, so the deltas are the unscaled gradients of the
+    squared error. Deltas are transposed like the activations, so the
+    backward pass multiplies by each weight as stored, the shape BLAS does
+    fastest here (the other order was several times slower at width 256).
+    """
+
+    def __init__(self, stack: Stack, rows: int):
+        self.forward = forward = RunForward(stack, rows)
+        blocks = stack.use_blocks
+        last = len(blocks) - 1
+        self.dead = [np.empty(a.shape, dtype=bool) for a in forward.activations]
+        self.deltas = [*(np.empty((block.shape[-1], rows), dtype=np.float32) for block in blocks[:-1]),
+                       forward.output]  # the output's error, computed in place
+        self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
+                         for k in range(last, 0, -1)]
+        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T   # as in RunForward
+        self.updates = [gemm_arguments(use_t, delta.T, block)
+                        for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks)]
+
+    def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on rows x (with_ones(), C-ordered) against labels y;
+        `step` is lr * 2 / rows, a float32 of shape () or (1,)."""
+        error = self.forward(x)
+        np.subtract(error, y.T, out=error)
+        # Backward: each delta through its use's weight, then its ReLU, which
+        # passes no gradient where its output is <= 0 (as torch's ReLU).
+        activations, dead, deltas, zero = self.forward.activations, self.dead, self.deltas, self.forward.zero
+        k = len(activations)
+        for a, b, c, trans_a, trans_b in self.backward:
+            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
+            k -= 1
+            np.less_equal(activations[k], zero, out=dead[k])
+            np.putmask(deltas[k], dead[k], zero)
+        # Updates: block -= step * (use input) @ delta.T, use by use.
+        alpha = -step.item()
+        for a, b, c, trans_a, trans_b in self.updates[1:]:
+            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+        a, _, c, trans_a, _ = self.updates[0]
+        sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
 
 
 def with_ones(x: np.ndarray) -> np.ndarray:
