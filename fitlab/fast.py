@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 from scipy.linalg.blas import sgemm
 
-from fitlab.blas import gemm_arguments, one_blas_thread
+from fitlab.blas import gemm_arguments, one_blas_thread, product
 from fitlab.config import Config
 from fitlab.data import draw_inputs
 from fitlab.distance import DistanceTracker
@@ -243,21 +243,22 @@ class RunForward:
         # for any C-ordered x); this stand-in only gives the other operands.
         x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T
         outputs = [*self.activations, self.output]
-        self.products = [gemm_arguments(block.T, use_t, output)
-                         for block, use_t, output in zip(blocks, [x_t, *inputs], outputs)]
+        self.first = gemm_arguments(blocks[0].T, x_t, outputs[0])
+        self.products = [product(block.T, use_t, output)
+                         for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
         self.x = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32)  # for evaluate
         self.x[:, -1] = 1
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The output, transposed (out, rows), for rows x (with_ones(),
         C-ordered); the buffer is reused by the next call."""
-        _, b, c, _, trans_b = self.products[0]
+        _, b, c, _, trans_b = self.first
         sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
         zero = self.zero
         # Each later use reads the previous use's output through its ReLU.
-        for activation, (a, b, c, trans_a, trans_b) in zip(self.activations, self.products[1:]):
+        for activation, use in zip(self.activations, self.products):
             np.maximum(activation, zero, out=activation)
-            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
+            use()
         return self.output
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
