@@ -289,9 +289,19 @@ class RunStep:
                        forward.output]  # the output's error, computed in place
         self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
                          for k in range(last, 0, -1)]
+        # Wide deltas are copied out row by row for the update: sgemm took
+        # 12 us with the (units, rows) delta there, 9 with rows along the
+        # first axis, at width 256; narrow ones are not worth a copy.
+        deltas, self.copies = [], []
+        for delta in self.deltas:
+            if delta.shape[0] > 32:
+                deltas.append(np.empty(delta.T.shape, dtype=np.float32))
+                self.copies.append((deltas[-1], delta.T))
+            else:
+                deltas.append(delta.T)
         x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T   # as in RunForward
-        self.updates = [gemm_arguments(use_t, delta.T, block)
-                        for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks)]
+        self.updates = [gemm_arguments(use_t, delta, block)
+                        for use_t, delta, block in zip([x_t, *forward.inputs_t], deltas, blocks)]
 
     def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on rows x (with_ones(), C-ordered) against labels y;
@@ -308,6 +318,8 @@ class RunStep:
             np.less_equal(activations[k], zero, out=dead[k])
             np.putmask(deltas[k], dead[k], zero)
         # Updates: block -= step * (use input) @ delta.T, use by use.
+        for row_major, delta_t in self.copies:
+            np.copyto(row_major, delta_t)
         alpha = -step.item()
         for a, b, c, trans_a, trans_b in self.updates[1:]:
             sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
