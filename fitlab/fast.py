@@ -386,7 +386,8 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
 def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
     """What the blog's test() prints: per-batch mean losses over the test rows
     summed, not averaged."""
-    diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
+    with one_blas_thread():
+        diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
     squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
