@@ -168,7 +168,7 @@ class Stack:
         against y.
 
         `step` is lr * 2 / rows: per config in a stack, shaped to broadcast
-        over (out, rows); a float32 of shape () or (1,) for a single run.
+        over (out, rows); a one-element float32 array for a single run.
         """
         if self.lead:
             self._stacked_sgd_step(x, y, step)
@@ -218,11 +218,13 @@ class Stack:
 
 class RunForward:
     """A single run's forward pass over a fixed number of rows, as direct
-    sgemm calls on buffers made once.
+    BLAS calls on buffers made once.
 
     numpy's matmul costs about a microsecond per call before any arithmetic
     and cannot add into its output; sgemm (scipy's binding) costs half that
-    and computes c = alpha * a @ b + beta * c in place. Activations are kept
+    and computes c = alpha * a @ b + beta * c in place. Small products go
+    through sgemm, large ones through numpy's matmul (fitlab.blas.product),
+    whose OpenBLAS build is a little faster there. Activations are kept
     transposed, (units, rows), C-ordered: each use's output is then a
     contiguous block of the next use's input, whose last row is the ones,
     so it is written in place and its bias comes with the product.
@@ -305,7 +307,7 @@ class RunStep:
 
     def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on rows x (with_ones(), C-ordered) against labels y;
-        `step` is lr * 2 / rows, a float32 of shape () or (1,)."""
+        `step` is lr * 2 / rows, a one-element float32 array."""
         error = self.forward(x)
         np.subtract(error, y.T, out=error)
         # Backward: each delta through its use's weight, then its ReLU, which
