@@ -104,6 +104,7 @@ class Stack:
         self._hidden_inputs: dict[int, list[np.ndarray]] = {}
         self._run_steps: dict[int, RunStep] = {}
         self._run_forwards: dict[int, RunForward] = {}
+        self._zeros: dict[tuple, np.ndarray] = {}
 
     def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Set each distinct layer from (weight (out, in), bias (out,)), stacked
@@ -115,6 +116,14 @@ class Stack:
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Copies of each distinct layer's (weight (out, in), bias (out,))."""
         return [(b[..., :-1, :].swapaxes(-1, -2).copy(), b[..., -1, :].copy()) for b in self.blocks]
+
+    def zeros(self, shape: tuple) -> np.ndarray:
+        """Reused float32 zeros of `shape`: np.maximum against an array runs
+        vectorised, against a scalar 0 it took 4x as long on large arrays."""
+        zeros = self._zeros.get(shape)
+        if zeros is None:
+            zeros = self._zeros[shape] = np.zeros(shape, dtype=np.float32)
+        return zeros
 
     def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
         """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
@@ -153,14 +162,14 @@ class Stack:
                 a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
                 a += self.biases[layer].swapaxes(-1, -2)
                 if k < last:
-                    np.maximum(a, 0, out=a)
+                    np.maximum(a, self.zeros(a.shape), out=a)
             return a.swapaxes(-1, -2)
         a = x
         for k, layer in enumerate(self.uses):
             a = a @ self.weights_t[layer]
             a += self.biases[layer]
             if k < last:
-                np.maximum(a, 0, out=a)
+                np.maximum(a, self.zeros(a.shape), out=a)
         return a
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
@@ -188,7 +197,7 @@ class Stack:
         blocks = self.use_blocks
         a = x
         for k in range(len(blocks) - 1):
-            np.maximum(a @ blocks[k], 0, out=activations[k])
+            np.maximum(a @ blocks[k], self.zeros(activations[k].shape), out=activations[k])
             a = inputs[k]
         out = a @ blocks[-1]
         # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
