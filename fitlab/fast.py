@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
-from scipy.linalg.blas import sgemm
+from scipy.linalg.blas import sgemm, sgemv
 
 from fitlab.blas import gemm_arguments, one_blas_thread, product
 from fitlab.config import Config
@@ -302,19 +302,21 @@ class RunStep:
                        forward.output]  # the output's error, computed in place
         self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
                          for k in range(last, 0, -1)]
-        # Wide deltas are copied out row by row for the update: sgemm took
-        # 12 us with the (units, rows) delta there, 9 with rows along the
-        # first axis, at width 256; narrow ones are not worth a copy.
-        deltas, self.copies = [], []
-        for delta in self.deltas:
-            if delta.shape[0] > 32:
-                deltas.append(np.empty(delta.T.shape, dtype=np.float32))
-                self.copies.append((deltas[-1], delta.T))
-            else:
-                deltas.append(delta.T)
+        # Wide layers' deltas are copied out row by row for the update: sgemm
+        # took 12 us with the (units, rows) delta there, 9 with rows along
+        # the first axis, at width 256; for small blocks a copy costs more.
         x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T   # as in RunForward
-        self.updates = [gemm_arguments(use_t, delta, block)
-                        for use_t, delta, block in zip([x_t, *forward.inputs_t], deltas, blocks)]
+        self.copies, self.updates, self.vector_updates = [], [], []
+        for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks):
+            if min(block.shape) > 32:
+                self.copies.append((np.empty(delta.T.shape, dtype=np.float32), delta.T))
+                delta = self.copies[-1][0].T
+            if block.shape[1] == 1 and use_t is not x_t:
+                # One output unit: a matrix-vector product, which sgemv does
+                # in a fifth of sgemm's time at width 256.
+                self.vector_updates.append((use_t.T, delta[0], block[:, 0]))
+            else:
+                self.updates.append(gemm_arguments(use_t, delta.T, block))
 
     def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on rows x (with_ones(), C-ordered) against labels y;
@@ -337,10 +339,12 @@ class RunStep:
         for row_major, delta_t in self.copies:
             np.copyto(row_major, delta_t)
         alpha = -step.item()
-        for a, b, c, trans_a, trans_b in self.updates[1:]:
-            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
         a, _, c, trans_a, _ = self.updates[0]
         sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
+        for a, b, c, trans_a, trans_b in self.updates[1:]:
+            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+        for a, b, c in self.vector_updates:
+            sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
 
 
 def with_ones(x: np.ndarray) -> np.ndarray:
