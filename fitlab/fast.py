@@ -2,8 +2,8 @@
 
 The forward pass keeps each layer's activations; the backward pass walks the
 uses in reverse and adds the shared layer's gradient over its uses, as
-autograd does; SGD updates every parameter at once through one flat buffer.
-All math is float32, like torch's, so histories match the autograd engine to
+autograd does; SGD updates the parameters in one flat buffer (a single run
+through direct BLAS calls, a stack through batched numpy matmuls). All math is float32, like torch's, so histories match the autograd engine to
 the foundation's fidelity tolerance.
 
 The arrays may carry a leading "stack" axis: a sweep trains many configs of
@@ -282,7 +282,7 @@ class RunForward:
 
 class RunStep:
     """Stack.sgd_step for a single run at a fixed number of rows: a
-    RunForward, then the backward pass and the update in sgemm calls.
+    RunForward, then the backward pass and the update in BLAS calls.
 
     Each use's update is one call adding -lr × its gradient straight into
     its layer's block: no gradient buffer, no concatenation for the shared
