@@ -3,8 +3,9 @@
 The forward pass keeps each layer's activations; the backward pass walks the
 uses in reverse and adds the shared layer's gradient over its uses, as
 autograd does; SGD updates the parameters in one flat buffer (a single run
-through direct BLAS calls, a stack through batched numpy matmuls). All math is float32, like torch's, so histories match the autograd engine to
-the foundation's fidelity tolerance.
+through direct BLAS calls, a stack through batched numpy matmuls). All math
+is float32, like torch's, so histories match the autograd engine to the
+foundation's fidelity tolerance.
 
 The arrays may carry a leading "stack" axis: a sweep trains many configs of
 one shape in the same calls (batched matmul), a single run has no such axis.
