@@ -2,9 +2,10 @@
 
 The forward pass keeps each layer's activations; the backward pass walks the
 uses in reverse and adds the shared layer's gradient over its uses, as
-autograd does; SGD updates every parameter at once through one flat buffer.
-All math is float32, like torch's, so histories match the autograd engine to
-the foundation's fidelity tolerance.
+autograd does; SGD updates the parameters in one flat buffer (a single run
+through direct BLAS calls, a stack through batched numpy matmuls). All math
+is float32, like torch's, so histories match the autograd engine to the
+foundation's fidelity tolerance.
 
 The arrays may carry a leading "stack" axis: a sweep trains many configs of
 one shape in the same calls (batched matmul), a single run has no such axis.
@@ -20,8 +21,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import torch
+from scipy.linalg.blas import sgemm, sgemv
 
-from fitlab.blas import one_blas_thread
+from fitlab.blas import gemm_arguments, one_blas_thread, product
 from fitlab.config import Config
 from fitlab.data import draw_inputs
 from fitlab.distance import DistanceTracker
@@ -66,7 +68,7 @@ def draw_start(config: Config) -> Start:
 class Stack:
     """The student's parameters for one or many configs of one shape, in one
     flat float32 buffer (so one SGD update covers them all), with a gradient
-    buffer of the same layout.
+    buffer of the same layout (used by stacks).
 
     `lead` is () for a single run, (C,) for a stack of C configs. Each layer
     is one block (in + 1, out): its weight transposed, then its bias as a last
@@ -75,6 +77,9 @@ class Stack:
     the weights transposed and the backward pass run on transposed deltas, no
     matmul has a transposed large right-hand side, which OpenBLAS does several
     times slower at these shapes.
+
+    A single run steps and evaluates through RunStep and RunForward (direct
+    sgemm calls); a stack through batched numpy matmuls.
     """
 
     def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], lead: tuple):
@@ -98,6 +103,9 @@ class Stack:
         # For each distinct layer, the uses whose gradients add up into it.
         self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
         self._hidden_inputs: dict[int, list[np.ndarray]] = {}
+        self._run_steps: dict[int, RunStep] = {}
+        self._run_forwards: dict[int, RunForward] = {}
+        self._zeros: dict[tuple, np.ndarray] = {}
 
     def load(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """Set each distinct layer from (weight (out, in), bias (out,)), stacked
@@ -109,6 +117,14 @@ class Stack:
     def layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Copies of each distinct layer's (weight (out, in), bias (out,))."""
         return [(b[..., :-1, :].swapaxes(-1, -2).copy(), b[..., -1, :].copy()) for b in self.blocks]
+
+    def zeros(self, shape: tuple) -> np.ndarray:
+        """Reused float32 zeros of `shape`: np.maximum against an array runs
+        vectorised, against a scalar 0 it took 4x as long on large arrays."""
+        zeros = self._zeros.get(shape)
+        if zeros is None:
+            zeros = self._zeros[shape] = np.zeros(shape, dtype=np.float32)
+        return zeros
 
     def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
         """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
@@ -128,11 +144,18 @@ class Stack:
         return views
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
-        """The net's output for rows x (without the ones column). For many
-        rows a bias add is cheaper than writing activations beside a ones
-        column, which is a strided write. Narrow nets run transposed, with
-        rows along the last axis: many rows by few units is the faster
-        matmul shape there (a stacked sweep's evaluation runs 1.7x faster)."""
+        """The net's output for rows x (without the ones column), a new array.
+
+        In a stack, for many rows a bias add is cheaper than writing
+        activations beside a ones column, which is a strided write. Narrow
+        nets run transposed, with rows along the last axis: many rows by few
+        units is the faster matmul shape there (a stacked sweep's evaluation
+        runs 1.7x faster)."""
+        if not self.lead:
+            forward = self._run_forwards.get(x.shape[-2])
+            if forward is None:
+                forward = self._run_forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
+            return forward.evaluate(x)
         last = len(self.uses) - 1
         if self.narrow:
             a = np.ascontiguousarray(x.swapaxes(-1, -2))
@@ -140,30 +163,42 @@ class Stack:
                 a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
                 a += self.biases[layer].swapaxes(-1, -2)
                 if k < last:
-                    np.maximum(a, 0, out=a)
+                    np.maximum(a, self.zeros(a.shape), out=a)
             return a.swapaxes(-1, -2)
         a = x
         for k, layer in enumerate(self.uses):
             a = a @ self.weights_t[layer]
             a += self.biases[layer]
             if k < last:
-                np.maximum(a, 0, out=a)
+                np.maximum(a, self.zeros(a.shape), out=a)
         return a
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
-        against y. The forward pass keeps each use's input in reused buffers.
+        against y.
 
-        `step` is lr * 2 / rows (per config in a stack, shaped to broadcast
-        over (out, rows)): folding lr into the loss's gradient makes every
-        gradient below lr times the true one, so the update is one subtraction.
+        `step` is lr * 2 / rows: per config in a stack, shaped to broadcast
+        over (out, rows); a one-element float32 array for a single run.
         """
+        if self.lead:
+            self._stacked_sgd_step(x, y, step)
+            return
+        run_step = self._run_steps.get(x.shape[-2])
+        if run_step is None:
+            run_step = self._run_steps[x.shape[-2]] = RunStep(self, x.shape[-2])
+        run_step(x, y, step)
+
+    def _stacked_sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """sgd_step for a stack, in batched numpy calls. The forward pass
+        keeps each use's input in reused buffers. Folding `step` into the
+        loss's gradient makes every gradient below lr times the true one, so
+        the update is one subtraction."""
         # Forward: each hidden input is written into its reused buffer.
         inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
         blocks = self.use_blocks
         a = x
         for k in range(len(blocks) - 1):
-            np.maximum(a @ blocks[k], 0, out=activations[k])
+            np.maximum(a @ blocks[k], self.zeros(activations[k].shape), out=activations[k])
             a = inputs[k]
         out = a @ blocks[-1]
         # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
@@ -189,6 +224,128 @@ class Stack:
                 delta = np.concatenate([deltas[k] for k in ks], axis=-2)
             np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
+
+
+class RunForward:
+    """A single run's forward pass over a fixed number of rows, as direct
+    BLAS calls on buffers made once.
+
+    numpy's matmul costs about a microsecond per call before any arithmetic
+    and cannot add into its output; sgemm (scipy's binding) costs half that
+    and computes c = alpha * a @ b + beta * c in place. Small products go
+    through sgemm, large ones through numpy's matmul (fitlab.blas.product),
+    whose OpenBLAS build is a little faster there. Activations are kept
+    transposed, (units, rows), C-ordered: each use's output is then a
+    contiguous block of the next use's input, whose last row is the ones,
+    so it is written in place and its bias comes with the product.
+    """
+
+    def __init__(self, stack: Stack, rows: int):
+        blocks = stack.use_blocks
+        inputs = []                     # uses 1..: input transposed (in + 1, rows)
+        for width in stack.input_widths[1:]:
+            buffer = np.empty((width + 1, rows), dtype=np.float32)
+            buffer[-1] = 1
+            inputs.append(buffer)
+        self.inputs_t = inputs
+        self.activations = [buffer[:-1] for buffer in inputs]
+        self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
+        # np.maximum against zeros of the same shape runs vectorised: against
+        # a scalar 0 it took 4x as long over 256 units x 200 rows.
+        zeros = {a.shape: np.zeros(a.shape, dtype=np.float32) for a in self.activations}
+        self.zeros = [zeros[a.shape] for a in self.activations]
+        # x is passed per call, always as x.T with a transpose flag (right
+        # for any C-ordered x); this stand-in only gives the other operands.
+        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T
+        outputs = [*self.activations, self.output]
+        self.first = gemm_arguments(blocks[0].T, x_t, outputs[0])
+        self.products = [product(block.T, use_t, output)
+                         for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
+        self.x = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32)  # for evaluate
+        self.x[:, -1] = 1
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The output, transposed (out, rows), for rows x (with_ones(),
+        C-ordered); the buffer is reused by the next call."""
+        _, b, c, _, trans_b = self.first
+        sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
+        # Each later use reads the previous use's output through its ReLU.
+        for activation, zeros, use in zip(self.activations, self.zeros, self.products):
+            np.maximum(activation, zeros, out=activation)
+            use()
+        return self.output
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The output (rows, out), a new array, for rows x without the ones."""
+        self.x[:, :-1] = x
+        return self(self.x).T.copy()
+
+
+class RunStep:
+    """Stack.sgd_step for a single run at a fixed number of rows: a
+    RunForward, then the backward pass and the update in BLAS calls.
+
+    Each use's update is one call adding -lr × its gradient straight into
+    its layer's block: no gradient buffer, no concatenation for the shared
+    layer (its uses add in turn), no separate update pass. lr enters only
+    there, as alpha, so the deltas are the unscaled gradients of the
+    squared error. Deltas are transposed like the activations, so the
+    backward pass multiplies by each weight as stored, the shape BLAS does
+    fastest here (the other order was several times slower at width 256).
+    """
+
+    def __init__(self, stack: Stack, rows: int):
+        self.forward = forward = RunForward(stack, rows)
+        blocks = stack.use_blocks
+        last = len(blocks) - 1
+        self.slopes = [np.empty(a.shape, dtype=np.float32) for a in forward.activations]
+        self.deltas = [*(np.empty((block.shape[-1], rows), dtype=np.float32) for block in blocks[:-1]),
+                       forward.output]  # the output's error, computed in place
+        self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
+                         for k in range(last, 0, -1)]
+        # Wide layers' deltas are copied out row by row for the update: sgemm
+        # took 12 us with the (units, rows) delta there, 9 with rows along
+        # the first axis, at width 256; for small blocks a copy costs more.
+        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T   # as in RunForward
+        self.copies, self.updates, self.vector_updates = [], [], []
+        for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks):
+            if min(block.shape) > 32:
+                self.copies.append((np.empty(delta.T.shape, dtype=np.float32), delta.T))
+                delta = self.copies[-1][0].T
+            if block.shape[1] == 1 and use_t is not x_t:
+                # One output unit: a matrix-vector product, which sgemv does
+                # in a fifth of sgemm's time at width 256.
+                self.vector_updates.append((use_t.T, delta[0], block[:, 0]))
+            else:
+                self.updates.append(gemm_arguments(use_t, delta.T, block))
+
+    def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on rows x (with_ones(), C-ordered) against labels y;
+        `step` is lr * 2 / rows, a one-element float32 array."""
+        error = self.forward(x)
+        np.subtract(error, y.T, out=error)
+        # Backward: each delta through its use's weight, then its ReLU, whose
+        # slope is the sign of its output (>= 0): 1 where it passed its input
+        # on, 0 where it cut it. (A NaN output gives a NaN slope; the error
+        # through that unit was NaN already.) Two float32 ufuncs beat a
+        # boolean mask: casting or masked writes cost more.
+        activations, slopes, deltas = self.forward.activations, self.slopes, self.deltas
+        k = len(activations)
+        for a, b, c, trans_a, trans_b in self.backward:
+            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
+            k -= 1
+            np.sign(activations[k], out=slopes[k])
+            np.multiply(deltas[k], slopes[k], out=deltas[k])
+        # Updates: block -= step * (use input) @ delta.T, use by use.
+        for row_major, delta_t in self.copies:
+            np.copyto(row_major, delta_t)
+        alpha = -step.item()
+        a, _, c, trans_a, _ = self.updates[0]
+        sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
+        for a, b, c, trans_a, trans_b in self.updates[1:]:
+            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+        for a, b, c in self.vector_updates:
+            sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
 
 
 def with_ones(x: np.ndarray) -> np.ndarray:
@@ -250,7 +407,8 @@ def fit(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config, lr
 def blog_test_figure(stack: Stack, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
     """What the blog's test() prints: per-batch mean losses over the test rows
     summed, not averaged."""
-    diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
+    with one_blas_thread():
+        diff = stack.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
     squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
