@@ -15,6 +15,7 @@ fitlab.data), so both engines start from the same draws.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -59,7 +60,8 @@ def draw_start(config: Config) -> Start:
     # more than the fast engine's whole default run.
     teacher_stack = Stack([w.shape for _, w, _ in teacher_layers], layer_uses(replace(config, tied=True)), ())
     teacher_stack.load([(w, b) for _, w, b in teacher_layers])
-    labels = teacher_stack.evaluate(inputs)
+    with one_blas_thread():
+        labels = teacher_stack.evaluate(inputs)
     reinitialise_as_student(teacher, generator)
     student = teacher if config.tied else untie(teacher)
     return Start(teacher_params, teacher_layers, inputs, labels, student.layer_arrays())
@@ -431,14 +433,18 @@ def train_fast(config: Config, progress: Progress | None = None) -> Run:
         return [(name, w, b) for name, (w, b) in zip(names, stack.layers())]
 
     # The teacher in the student's flat layout: each layer's raw distance is
-    # then one subtraction and one segmented sum, with no copies of layers.
+    # then one subtraction and a dot product per layer, with no copies; in
+    # float64, where the difference of two float32 is exact and its square
+    # does not overflow.
     teacher = Stack(shapes, uses, lead=())
     teacher.load([(w, b) for _, w, b in teacher_as_student(start.teacher_layers, len(names))])
-    offsets = np.cumsum([0] + [block.size for block in stack.blocks[:-1]])
+    difference = np.empty(stack.params.shape, dtype=np.float64)
+    ends = np.cumsum([block.size for block in stack.blocks])
+    pieces = [difference[end - block.size:end] for block, end in zip(stack.blocks, ends)]
 
     def raw_distances() -> list[float]:
-        squares = np.square(stack.params - teacher.params, dtype=np.float64)
-        return np.sqrt(np.add.reduceat(squares, offsets)).tolist()
+        np.subtract(stack.params, teacher.params, out=difference)
+        return [math.sqrt(float(piece @ piece)) for piece in pieces]
 
     tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, start.layers)
