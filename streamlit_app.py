@@ -41,8 +41,8 @@ else:
                     failure_diagnosis(config)
                     parameter_tables(run)
         else:
-            # Tabs rerun the page when switched, so a tab's charts are drawn only
-            # while it is open: the browser draws one or two charts, not five.
+            # Tabs rerun the page when switched, so a tab's content is drawn only
+            # while it is open: the browser renders one tab, not five (ui/tabs.py).
             training, student, gradients, compare, sweep = st.tabs(
                 ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
                 key="view", on_change="rerun")
@@ -53,9 +53,9 @@ else:
                 if student.open:
                     student_section(run)
             with gradients:
-                tied_gradient_section(run)
+                tied_gradient_section(run, shown=gradients.open)
             with sweep:
-                sweep_section(config)
+                sweep_section(config, shown=sweep.open)
         with compare:
             compare_section(shown=compare.open)
     warn_about_url()  # last: every widget has read the URL by now
