@@ -3,51 +3,59 @@ PyTorch's in-place error happens. Widgets in, pictures out."""
 
 import streamlit as st
 
-from ui.compare import compare_section, remember, student_section
-from ui.diagnosis import failure_diagnosis, tied_gradient_section
-from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
-from ui.share import warn_about_url
-from ui.sidebar import read_config
-from ui.sweep import sweep_section
+if __name__ != "__main__":
+    # `streamlit run streamlit_app.py` finds this st.App and serves the file as
+    # the page; the server warms up as it starts (ui/warmup.py). Streamlit runs
+    # the page itself as __main__, AppTest too.
+    from ui.warmup import warm_up
 
-st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
-st.title("fitlab")
-st.markdown(
-    "A small net with one **shared layer** makes the labels (the *teacher*); the same "
-    "net, re-initialised in place, learns them back (the *student*). Untick "
-    "**Detach the labels** to meet PyTorch's most searched autograd error, and see why."
-)
-
-config = read_config()
-if config is None:
-    compare_section()  # earlier runs stay comparable while the settings are invalid
+    app = st.App(__file__, lifespan=warm_up)
 else:
-    run = run_with_progress(config)
-    remember(run)
-    if run.error is not None:
-        error_panel(run)  # the lesson comes first, torch's own words
-        inside, compare = st.tabs(["Inside the failure", "Compare runs"],
-                                  key="failure_view", on_change="rerun")
-        with inside:
-            if inside.open:
-                failure_diagnosis(config)
-                parameter_tables(run)
+    from ui.compare import compare_section, remember, student_section
+    from ui.diagnosis import failure_diagnosis, tied_gradient_section
+    from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
+    from ui.share import warn_about_url
+    from ui.sidebar import read_config
+    from ui.sweep import sweep_section
+
+    st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
+    st.title("fitlab")
+    st.markdown(
+        "A small net with one **shared layer** makes the labels (the *teacher*); the same "
+        "net, re-initialised in place, learns them back (the *student*). Untick "
+        "**Detach the labels** to meet PyTorch's most searched autograd error, and see why."
+    )
+
+    config = read_config()
+    if config is None:
+        compare_section()  # earlier runs stay comparable while the settings are invalid
     else:
-        # Tabs rerun the page when switched, so a tab's charts are drawn only
-        # while it is open: the browser draws one or two charts, not five.
-        training, student, gradients, compare, sweep = st.tabs(
-            ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
-            key="view", on_change="rerun")
-        with training:
-            loss_section(run)
-            parameter_tables(run)
-        with student:
-            if student.open:
-                student_section(run)
-        with gradients:
-            tied_gradient_section(run)
-        with sweep:
-            sweep_section(config)
-    with compare:
-        compare_section(shown=compare.open)
-warn_about_url()  # last: every widget has read the URL by now
+        run = run_with_progress(config)
+        remember(run)
+        if run.error is not None:
+            error_panel(run)  # the lesson comes first, torch's own words
+            inside, compare = st.tabs(["Inside the failure", "Compare runs"],
+                                      key="failure_view", on_change="rerun")
+            with inside:
+                if inside.open:
+                    failure_diagnosis(config)
+                    parameter_tables(run)
+        else:
+            # Tabs rerun the page when switched, so a tab's content is drawn only
+            # while it is open: the browser renders one tab, not five (ui/tabs.py).
+            training, student, gradients, compare, sweep = st.tabs(
+                ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
+                key="view", on_change="rerun")
+            with training:
+                loss_section(run)
+                parameter_tables(run)
+            with student:
+                if student.open:
+                    student_section(run)
+            with gradients:
+                tied_gradient_section(run, shown=gradients.open)
+            with sweep:
+                sweep_section(config, shown=sweep.open)
+        with compare:
+            compare_section(shown=compare.open)
+    warn_about_url()  # last: every widget has read the URL by now

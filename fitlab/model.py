@@ -25,7 +25,12 @@ def seeded_linear(in_features: int, out_features: int, generator: torch.Generato
     each, so they end at version 1 as nn.Linear's do: the version numbers in
     torch's in-place error then read as they do in the blog.
     """
-    layer = nn.Linear(in_features, out_features, device="meta").to_empty(device="cpu")
+    # Made on the meta device (no draws), then given real empty parameters:
+    # `.to_empty()` would do the same but imports sympy (about 0.35 s) the
+    # first time it runs, which a fresh server's first page waits for.
+    layer = nn.Linear(in_features, out_features, device="meta")
+    layer.weight = nn.Parameter(torch.empty(out_features, in_features))
+    layer.bias = nn.Parameter(torch.empty(out_features))
     # Mirrors nn.Linear.reset_parameters (torch 2.13), with the generator.
     nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
     bound = 1 / math.sqrt(in_features)

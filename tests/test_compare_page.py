@@ -93,8 +93,8 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
 def test_a_failed_run_is_listed_but_has_no_student_charts(app):
     app.checkbox(key="detach").uncheck().run()
     assert not app.exception
-    assert app.multiselect(key="compare_picked").value == ["#1 defaults", "#2 detach=False (stopped: RuntimeError)"]
     open_tab(app, "Compare runs", key="failure_view")
+    assert app.multiselect(key="compare_picked").value == ["#1 defaults", "#2 detach=False (stopped: RuntimeError)"]
     kinds = {json.loads(c.proto.spec).get("encoding", {}).get("color", {}).get("field")
              for c in app.get("vega_lite_chart")}
     assert kinds == {"run"}

@@ -6,7 +6,7 @@ from fitlab import Config, train
 from fitlab.autopsy import autopsy
 from fitlab.fixes import VARIANTS
 from fitlab.tied_gradients import tied_gradient_ledger
-from page_helpers import charts_encoding, loss_charts, open_page
+from page_helpers import charts_encoding, loss_charts, open_page, open_tab
 from test_diagnosis import parse_dot, red
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
@@ -66,8 +66,11 @@ def test_fix_gallery_view(failing):
     assert table.outcome[1].startswith("trains: final train MSE")
 
 
+GRADIENTS = "The shared layer's gradients"
+
+
 def test_tied_gradient_view_when_detached(app):
-    app.run()
+    open_tab(app, GRADIENTS)
     assert not app.exception
     assert "5. Tied-gradient ledger" in [s.value for s in app.subheader]
     summary = app.table[0].value
@@ -79,6 +82,7 @@ def test_tied_gradient_view_when_detached(app):
 
 
 def test_tying_comparison(app):
+    open_tab(app, GRADIENTS)
     app.toggle(key="compare_tying").set_value(True).run()
     assert not app.exception
     assert len(loss_charts(app)) == 1  # the run's own
@@ -88,6 +92,7 @@ def test_tying_comparison(app):
 
 
 def test_no_shared_layer(app):
+    open_tab(app, GRADIENTS)
     app.slider(key="shared_repeats").set_value(0).run()
     assert not app.exception
     assert any("no shared layer" in i.value for i in app.info)
@@ -102,6 +107,16 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
         monkeypatch.setattr(diagnosis, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
     failing.run()
     failing.checkbox(key="detach").check().run()
+    open_tab(failing, GRADIENTS)
     failing.checkbox(key="detach").uncheck().run()
     assert not failing.exception
     assert calls == ["tied_gradient_ledger"]  # the only view not yet seen for these settings
+
+
+def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
+    open_tab(app, GRADIENTS)
+    app.toggle(key="tied_entries").set_value(True).run()
+    open_tab(app, "Training")
+    assert "5. Tied-gradient ledger" not in [s.value for s in app.subheader]
+    open_tab(app, GRADIENTS)
+    assert app.toggle(key="tied_entries").value

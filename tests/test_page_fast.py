@@ -8,6 +8,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
+from page_helpers import open_tab
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 
@@ -42,6 +43,7 @@ def test_undetached_labels_run_autograd_whatever_the_engine(app):
 
 
 def test_sweep_shows_a_heatmap_and_loads_a_cell(app):
+    open_tab(app, "Sweep")
     app.text_input(key="sweep_lr").set_value("0.01, 0.05")
     app.text_input(key="sweep_seed").set_value("0, 3")
     app.button(key="sweep_run").click().run()
@@ -62,7 +64,18 @@ def test_sweep_shows_a_heatmap_and_loads_a_cell(app):
 
 
 def test_a_bad_sweep_value_is_shown_not_raised(app):
+    open_tab(app, "Sweep")
     app.text_input(key="sweep_lr").set_value("0.01, fast")
     app.button(key="sweep_run").click().run()
     assert not app.exception
     assert "lr values '0.01, fast' are not allowed" in app.error[0].value
+
+
+def test_a_closed_sweep_tab_draws_nothing_and_keeps_its_values(app):
+    assert not app.text_input  # the Sweep tab is closed
+    open_tab(app, "Sweep")
+    app.text_input(key="sweep_lr").set_value("0.01, 0.05").run()
+    open_tab(app, "Training")
+    assert not app.text_input
+    open_tab(app, "Sweep")
+    assert app.text_input(key="sweep_lr").value == "0.01, 0.05"

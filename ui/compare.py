@@ -11,6 +11,7 @@ from fitlab.distance import WHY_RAW_STAYS_LARGE, recording_note
 from fitlab.run import Run
 from ui.charts import draw
 from ui.results import run_cache
+from ui.tabs import keep
 
 PICKED = "compare_picked"
 
@@ -35,8 +36,11 @@ def remember(run: Run) -> None:
 def compare_section(shown: bool = True) -> None:
     """Pick runs of this session and overlay their losses; download them.
 
-    With `shown` False (a tab not on screen) only the widgets are drawn, so
-    the picks and options survive, and the chart and files are not built."""
+    With `shown` False (a tab not on screen) nothing is drawn; the picks and
+    options survive."""
+    if not shown:
+        keep([PICKED, "compare_smoothing", "compare_log_scale"])
+        return
     log = run_log()
     st.header("Compare runs")
     st.caption(f"Every run of this session (the last {log.limit}; the oldest goes first), "
@@ -51,8 +55,6 @@ def compare_section(shown: bool = True) -> None:
     weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing",
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
     log_scale = right.toggle("Log scale", key="compare_log_scale")
-    if not shown:
-        return
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")

@@ -18,6 +18,7 @@ from fitlab.tied_gradients import TiedGradients, ledger_summary, tied_gradient_l
 from fitlab.tying import tying_chart, tying_summary
 from fitlab.versions import MOMENTS
 from ui.results import run_with_progress
+from ui.tabs import keep
 
 _STALE_ROW = "background-color: #fde0e0"
 
@@ -150,9 +151,13 @@ def gallery_section(config: Config) -> None:
     st.table(gallery_with_progress(run_for).style.hide(axis="index"))
 
 
-def tied_gradient_section(run: Run) -> None:
+def tied_gradient_section(run: Run, shown: bool = True) -> None:
     """5. The shared layer's gradient per use, their sum and .grad; and the
-    tied/untied comparison on request."""
+    tied/untied comparison on request. With `shown` False (a tab not on
+    screen) nothing is drawn; the toggles keep their values."""
+    if not shown:
+        keep(["compare_tying", "tied_entries"])
+        return
     config = run.config
     st.header("The shared layer's gradients")
     st.subheader("5. Tied-gradient ledger")

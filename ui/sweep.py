@@ -9,14 +9,20 @@ import fitlab
 from fitlab import Config
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, parse_axis
+from ui.tabs import keep
 
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
                   "width": "2, 5, 10, 20"}
 
 
-def sweep_section(config: Config) -> None:
-    """Choose two axes and their values, train the grid, show the heatmap."""
+def sweep_section(config: Config, shown: bool = True) -> None:
+    """Choose two axes and their values, train the grid, show the heatmap.
+    With `shown` False (a tab not on screen) nothing is drawn; the choices,
+    values and result are kept."""
+    if not shown:
+        keep(["sweep_x", "sweep_y", *(f"sweep_{axis}" for axis in AXES)])
+        return
     st.header("Sweep: which lr, seed or width is best?")
     st.caption("Every other setting is the sidebar's. All cells train at once, "
                "in one batched computation.")

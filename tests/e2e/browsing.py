@@ -4,12 +4,14 @@ never a fixed sleep."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"  # the README's pictures
 # The run's own loss chart and parameter tables (the page has other charts).
 CHART = '.st-key-loss_chart [data-testid="stVegaLiteChart"]'
 TABLE = '.st-key-parameter_tables [data-testid="stDataFrame"]'
+DRAWN_CHART = f"{CHART} svg.marks"  # Vega has drawn the chart
 APP = '[data-testid="stApp"]'
 
 _WATCH_RUNS = """() => {
@@ -23,6 +25,22 @@ _WATCH_RUNS = """() => {
 }"""
 _RAN_AND_IDLE = """() => window.fitlabRan && document.querySelector('[data-testid="stApp"]')
     .getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+# Notes when Vega draws into the loss chart: a change inside its drawing, or
+# a drawing added (a chart that was not on the page).
+_WATCH_CHART = """() => {
+    window.fitlabDrawn = false;
+    if (window.fitlabDrawWatch) window.fitlabDrawWatch.disconnect();
+    const inDrawing = (node) => (node.nodeType === 1 ? node : node.parentElement)?.closest('%s');
+    const isDrawing = (node) => node.nodeType === 1 && (node.matches('%s') || node.querySelector('%s'));
+    window.fitlabDrawWatch = new MutationObserver((records) => {
+        if (records.some((r) => inDrawing(r.target) || [...r.addedNodes].some(isDrawing)))
+            window.fitlabDrawn = true;
+    });
+    window.fitlabDrawWatch.observe(document.body,
+        {childList: true, subtree: true, attributes: true, characterData: true});
+}""" % ((DRAWN_CHART,) * 3)
 
 
 def wait_idle(page) -> None:
@@ -45,13 +63,30 @@ def rerun_after(page, action) -> None:
     wait_idle(page)
 
 
+def timed_rerun(page, action) -> tuple[float, float]:
+    """Do `action` (which makes the app rerun); return the seconds until Vega
+    has drawn the loss chart anew, and until the run has ended."""
+    page.evaluate(_WATCH_CHART)
+    page.evaluate(_WATCH_RUNS)
+    start = time.perf_counter()
+    action()
+    page.wait_for_function("() => window.fitlabDrawn")
+    drawn = time.perf_counter() - start
+    page.wait_for_function(_RAN_AND_IDLE)
+    wait_idle(page)
+    return drawn, time.perf_counter() - start
+
+
 def sidebar_widget(page, testid: str, label: str):
     return page.locator(f'[data-testid="stSidebar"] [data-testid="{testid}"]', has_text=label)
 
 
+def click_detach(page) -> None:
+    sidebar_widget(page, "stCheckbox", "Detach the labels").locator("label").click()
+
+
 def toggle_detach(page) -> None:
-    rerun_after(page, lambda: sidebar_widget(page, "stCheckbox", "Detach the labels")
-                .locator("label").click())
+    rerun_after(page, lambda: click_detach(page))
 
 
 def expect(locator):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from .timings import record
+
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 60
 
@@ -60,7 +62,9 @@ def wait_healthy(url: str, server: subprocess.Popen) -> None:
                     return
         except OSError:
             pass
-        time.sleep(0.2)  # polling interval, not a wait for the app
+        # Polling interval, not a wait for the app; short, so that the first
+        # page's timing starts when the server answers, not up to a poll later.
+        time.sleep(0.05)
     raise RuntimeError(f"streamlit did not become healthy in {STARTUP_SECONDS} s")
 
 
@@ -68,6 +72,7 @@ def wait_healthy(url: str, server: subprocess.Popen) -> None:
 def server(browser_available, tmp_path_factory):
     """Base URL of a fresh headless fitlab server; stopped after the suite."""
     port = free_port()
+    started = time.monotonic()
     log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
@@ -77,6 +82,7 @@ def server(browser_available, tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process)
+        record("fresh server: `streamlit run` to healthy", time.monotonic() - started)
         yield url
     finally:
         process.terminate()

@@ -1,0 +1,56 @@
+"""Warming up a fresh server, so its first visitor does not wait for it.
+
+A fresh server's first page run used to import torch, scipy, altair and pandas
+(about 2.5 s) and train the default settings before drawing anything.
+`streamlit run streamlit_app.py` serves the page through `st.App`, whose
+lifespan starts this warm-up on a background thread as the server starts: the
+page's imports, then the default run into the run cache. The server answers at
+once; a visitor who comes before the warm-up is done joins it (Python's import
+lock, the run cache's one-training-per-config lock), one who comes later finds
+the default run cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import threading
+
+# The modules streamlit_app.py imports: importing them imports everything a
+# default page needs (torch, scipy, altair, pandas).
+PAGE_MODULES = ("ui.compare", "ui.diagnosis", "ui.results", "ui.share", "ui.sidebar", "ui.sweep")
+THREAD_NAME = "fitlab-warm-up"
+
+
+@contextlib.asynccontextmanager
+async def warm_up(app):
+    """st.App lifespan: start the warm-up, and serve without waiting for it."""
+    threading.Thread(target=warm, name=THREAD_NAME, daemon=True).start()
+    yield
+
+
+def warm() -> None:
+    """Import the page's modules and put the default run in the run cache."""
+    for name in PAGE_MODULES:
+        importlib.import_module(name)
+    import fitlab
+    from ui.results import run_cache
+
+    _quiet_missing_context()
+    run_cache().get(fitlab.Config(), fitlab.train)
+
+
+class _NotFromWarmUp(logging.Filter):
+    """Drops records logged on the warm-up thread."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != THREAD_NAME
+
+
+def _quiet_missing_context() -> None:
+    # The run cache is an st.cache_resource; reached from a thread that runs
+    # no page, Streamlit logs "missing ScriptRunContext". Expected here, so the
+    # server's log stays free of it.
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+        _NotFromWarmUp())
