@@ -7,7 +7,8 @@ lifespan starts this warm-up on a background thread as the server starts: the
 page's imports, then the default run into the run cache. The server answers at
 once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
-the default run cached.
+the default run cached. The lesson's run (detach off) is warmed too: torch's
+first optimiser step imports torch._dynamo, about a second.
 """
 
 from __future__ import annotations
@@ -31,14 +32,16 @@ async def warm_up(app):
 
 
 def warm() -> None:
-    """Import the page's modules and put the default run in the run cache."""
+    """Import the page's modules and put the default run, then the lesson's,
+    in the run cache."""
     for name in PAGE_MODULES:
         importlib.import_module(name)
     import fitlab
     from ui.results import run_cache
 
     _quiet_missing_context()
-    run_cache().get(fitlab.Config(), fitlab.train)
+    for config in (fitlab.Config(), fitlab.Config(detach=False)):
+        run_cache().get(config, fitlab.train)
 
 
 class _NotFromWarmUp(logging.Filter):
