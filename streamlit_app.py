@@ -17,6 +17,7 @@ else:
     from ui.share import warn_about_url
     from ui.sidebar import read_config
     from ui.sweep import sweep_section
+    from ui.warmup import page_ran
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
     st.title("fitlab")
@@ -59,3 +60,4 @@ else:
         with compare:
             compare_section(shown=compare.open)
     warn_about_url()  # last: every widget has read the URL by now
+    page_ran()

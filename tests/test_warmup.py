@@ -1,5 +1,8 @@
 """The server's warm-up: a fresh server's first visitors find the default run
-and the lesson's run already trained."""
+trained, and, once a page has been drawn, the lesson's run too."""
+
+import threading
+import time
 
 import pytest
 import streamlit as st
@@ -7,7 +10,7 @@ import streamlit as st
 import fitlab
 from fitlab import Config
 from ui.results import run_cache
-from ui.warmup import warm
+from ui import warmup
 
 
 @pytest.fixture
@@ -17,13 +20,24 @@ def empty_cache():
     st.cache_resource.clear()
 
 
-def test_warm_up_puts_the_default_and_the_lesson_runs_in_the_run_cache(empty_cache, monkeypatch):
+def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(empty_cache, monkeypatch):
     trained = []
     real = fitlab.train
     monkeypatch.setattr(fitlab, "train", lambda config, **kw: trained.append(config) or real(config, **kw))
-    warm()
-    assert trained == [Config(), Config(detach=False)]
+    monkeypatch.setattr(warmup, "_page_ran", threading.Event())
+    monkeypatch.setattr(warmup, "LESSON_AFTER_PAGE_SECONDS", 0.0)
+    thread = threading.Thread(target=warmup.warm)
+    thread.start()
     cache = run_cache()
+    deadline = time.monotonic() + 60
+    while len(cache) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling for the default run, not a wait for the result
+    # The lesson's run waits for a page: only the default run is trained meanwhile.
+    thread.join(timeout=1)
+    assert thread.is_alive() and trained == [Config()]
+    warmup.page_ran()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and trained == [Config(), Config(detach=False)]
     assert len(cache) == 2
     default = cache.get(Config(), lambda config: pytest.fail(f"{config} trained again"))
     lesson = cache.get(Config(detach=False), lambda config: pytest.fail(f"{config} trained again"))

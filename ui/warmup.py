@@ -7,8 +7,12 @@ lifespan starts this warm-up on a background thread as the server starts: the
 page's imports, then the default run into the run cache. The server answers at
 once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
-the default run cached. The lesson's run (detach off) is warmed too: torch's
-first optimiser step imports torch._dynamo, about a second.
+the default run cached. The lesson's run (detach off) is warmed too, a few
+seconds after a first page has run: torch's first optimiser step imports
+torch._dynamo, about a second of holding the interpreter, and while the
+browser still draws that page its requests and messages need the interpreter
+too (measured: the first chart came 1.2 s later when the lesson's warm-up
+started as the page's run ended).
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import contextlib
 import importlib
 import logging
 import threading
+import time
 
 # The modules streamlit_app.py imports: importing them imports everything a
 # default page needs (torch, scipy, altair, pandas).
 PAGE_MODULES = ("ui.compare", "ui.diagnosis", "ui.results", "ui.share", "ui.sidebar", "ui.sweep")
 THREAD_NAME = "fitlab-warm-up"
+LESSON_AFTER_PAGE_SECONDS = 5.0
+_page_ran = threading.Event()
 
 
 @contextlib.asynccontextmanager
@@ -32,16 +39,24 @@ async def warm_up(app):
 
 
 def warm() -> None:
-    """Import the page's modules and put the default run, then the lesson's,
-    in the run cache."""
+    """Import the page's modules and put the default run in the run cache;
+    a little after a first page has run, the lesson's run too."""
     for name in PAGE_MODULES:
         importlib.import_module(name)
     import fitlab
     from ui.results import run_cache
 
     _quiet_missing_context()
-    for config in (fitlab.Config(), fitlab.Config(detach=False)):
-        run_cache().get(config, fitlab.train)
+    run_cache().get(fitlab.Config(), fitlab.train)
+    _page_ran.wait()
+    time.sleep(LESSON_AFTER_PAGE_SECONDS)  # the browser is drawing that page
+    run_cache().get(fitlab.Config(detach=False), fitlab.train)
+
+
+def page_ran() -> None:
+    """The page calls this at the end of every run: the warm-up may go on
+    to the lesson's run."""
+    _page_ran.set()
 
 
 class _NotFromWarmUp(logging.Filter):

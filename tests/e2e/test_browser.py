@@ -73,6 +73,7 @@ def test_detach_off_shows_torchs_error_then_back_shows_the_chart(page, server):
 
 def test_changing_width_updates_the_tables_and_the_url(page, server):
     open_page(page, server)
+    page.wait_for_selector(DRAWN_CHART)  # as a person does: see the chart, then move the slider
     thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Hidden width"]')
     drawn, ended = timed_rerun(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))
     record("new default-size config (width 6): to its chart", drawn)
