@@ -1,5 +1,6 @@
 """The server's warm-up: a fresh server's first visitors find the default run
-trained, and, once a page has been drawn, the lesson's run too."""
+trained, and, a little after a first page has run, the lesson's run and the
+default run's student-versus-teacher tables too."""
 
 import threading
 import time
@@ -42,4 +43,5 @@ def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(em
     default = cache.get(Config(), lambda config: pytest.fail(f"{config} trained again"))
     lesson = cache.get(Config(detach=False), lambda config: pytest.fail(f"{config} trained again"))
     assert default.error is None and default.history.epoch.iloc[-1] == Config().epochs
+    assert set(warmup.STUDENT_VIEWS) <= set(vars(default.student_teacher))  # the tab's tables are ready
     assert lesson.error is not None and lesson.error.type == "RuntimeError"
