@@ -79,3 +79,17 @@ def test_a_closed_sweep_tab_draws_nothing_and_keeps_its_values(app):
     assert not app.text_input
     open_tab(app, "Sweep")
     assert app.text_input(key="sweep_lr").value == "0.01, 0.05"
+
+
+def test_the_sweeps_result_and_picked_cell_survive_leaving_its_tab(app):
+    open_tab(app, "Sweep")
+    app.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    app.text_input(key="sweep_seed").set_value("0, 3")
+    app.button(key="sweep_run").click().run()
+    app.selectbox(key="sweep_cell").select_index(2).run()
+    picked = app.selectbox(key="sweep_cell").value
+    open_tab(app, "Training")
+    open_tab(app, "Sweep")
+    assert app.selectbox(key="sweep_cell").value == picked
+    heatmaps = [c for c in app.get("vega_lite_chart") if '"rect"' in c.proto.spec]
+    assert len(heatmaps) == 1  # drawn again from the kept result, without sweeping again

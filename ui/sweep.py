@@ -19,9 +19,9 @@ DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
 def sweep_section(config: Config, shown: bool = True) -> None:
     """Choose two axes and their values, train the grid, show the heatmap.
     With `shown` False (a tab not on screen) nothing is drawn; the choices,
-    values and result are kept."""
+    values, result and picked cell are kept."""
     if not shown:
-        keep(["sweep_x", "sweep_y", *(f"sweep_{axis}" for axis in AXES)])
+        keep(["sweep_x", "sweep_y", "sweep_cell", *(f"sweep_{axis}" for axis in AXES)])
         return
     st.header("Sweep: which lr, seed or width is best?")
     st.caption("Every other setting is the sidebar's. All cells train at once, "
