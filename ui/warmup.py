@@ -33,7 +33,7 @@ _page_ran = threading.Event()
 
 
 @contextlib.asynccontextmanager
-async def warm_up(app):
+async def warm_up(_app):
     """st.App lifespan: start the warm-up, and serve without waiting for it."""
     threading.Thread(target=warm, name=THREAD_NAME, daemon=True).start()
     yield
