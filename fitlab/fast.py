@@ -252,19 +252,16 @@ class RunForward:
         self.inputs_t = inputs
         self.activations = [buffer[:-1] for buffer in inputs]
         self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
-        # np.maximum against zeros of the same shape runs vectorised: against
-        # a scalar 0 it took 4x as long over 256 units x 200 rows.
-        zeros = {a.shape: np.zeros(a.shape, dtype=np.float32) for a in self.activations}
-        self.zeros = [zeros[a.shape] for a in self.activations]
-        # x is passed per call, always as x.T with a transpose flag (right
-        # for any C-ordered x); this stand-in only gives the other operands.
-        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T
+        self.zeros = [stack.zeros(a.shape) for a in self.activations]
+        # evaluate's rows with their ones. Its transpose also stands in for
+        # any x in the first product's arguments: x is passed per call as x.T
+        # with a transpose flag (right for any C-ordered x).
+        self.x = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32)
+        self.x[:, -1] = 1
         outputs = [*self.activations, self.output]
-        self.first = gemm_arguments(blocks[0].T, x_t, outputs[0])
+        self.first = gemm_arguments(blocks[0].T, self.x.T, outputs[0])
         self.products = [product(block.T, use_t, output)
                          for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
-        self.x = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32)  # for evaluate
-        self.x[:, -1] = 1
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The output, transposed (out, rows), for rows x (with_ones(),
@@ -308,7 +305,7 @@ class RunStep:
         # Wide layers' deltas are copied out row by row for the update: sgemm
         # took 12 us with the (units, rows) delta there, 9 with rows along
         # the first axis, at width 256; for small blocks a copy costs more.
-        x_t = np.empty((rows, stack.input_widths[0] + 1), dtype=np.float32).T   # as in RunForward
+        x_t = forward.x.T   # stands in for x, as in RunForward
         self.copies, self.updates, self.vector_updates = [], [], []
         for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks):
             if min(block.shape) > 32:
