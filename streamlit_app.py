@@ -11,12 +11,15 @@ if __name__ != "__main__":
 
     app = st.App(__file__, lifespan=warm_up)
 else:
-    from ui.compare import compare_section, remember, student_section
-    from ui.diagnosis import failure_diagnosis, tied_gradient_section
-    from ui.results import error_panel, loss_section, parameter_tables, run_with_progress
     from ui.share import warn_about_url
     from ui.sidebar import read_config
-    from ui.sweep import sweep_section
+    from ui.state import run_with_progress
+    from ui.tabs.compare import compare_section, remember
+    from ui.tabs.failure import error_panel, failure_diagnosis
+    from ui.tabs.gradients import tied_gradient_section
+    from ui.tabs.student import student_section
+    from ui.tabs.sweep import sweep_section
+    from ui.tabs.training import loss_section, parameter_tables
     from ui.warmup import page_ran
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
@@ -43,7 +46,7 @@ else:
                     parameter_tables(run)
         else:
             # Tabs rerun the page when switched, so a tab's content is drawn only
-            # while it is open: the browser renders one tab, not five (ui/tabs.py).
+            # while it is open: the browser renders one tab, not five (ui/state.py).
             training, student, gradients, compare, sweep = st.tabs(
                 ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
                 key="view", on_change="rerun")

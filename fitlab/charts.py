@@ -1,10 +1,15 @@
-"""Altair charts of a run, built here so tests can inspect them without a page."""
+"""Altair charts of runs, built here so tests and notebooks can use them without a page:
+a run's losses, a sweep, runs overlaid, the student against its teacher."""
 
 from __future__ import annotations
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from fitlab.run import Run
+from fitlab.runlog import LoggedRun, overlay_long
+from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}
 
@@ -56,3 +61,122 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(color="#d62728").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
     return alt.layer(cells, labels, diverged).properties(height=320)
+
+# Solid versus dashed is said in the page's captions: Streamlit's theme draws
+# no symbol in a stroke-dash legend.
+
+
+def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = False) -> alt.Chart:
+    """The picked runs' losses on one chart: colour by run (the legend says
+    what differs), train solid and test dashed, smoothed by `weight` with the
+    raw value in the tooltip."""
+    data = overlay_long(runs, weight, log_scale)
+    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
+    return (
+        alt.Chart(data)
+        .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
+        .encode(
+            x=alt.X("epoch:Q", title="epoch"),
+            y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
+            color=alt.Color("run:N", title="run", sort=[r.label for r in runs],
+                            scale=alt.Scale(scheme="category10"),
+                            legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            tooltip=[alt.Tooltip("run:N"), alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"),
+                     alt.Tooltip("loss:Q", title="smoothed" if weight else "loss", format=".6g"),
+                     alt.Tooltip("raw_loss:Q", title="raw", format=".6g")],
+        )
+        .properties(height=360)
+        .interactive(bind_y=False)
+    )
+
+
+def distance_long(distances: pd.DataFrame) -> pd.DataFrame:
+    """epoch, layer, measure ("raw" or "matched"), distance: finite points only."""
+    long = distances.melt(id_vars=["epoch", "layer"], value_vars=["raw", "matched"],
+                          var_name="measure", value_name="distance")
+    return long[np.isfinite(long["distance"])].reset_index(drop=True)
+
+
+def distance_chart(distances: pd.DataFrame) -> alt.Chart:
+    """Each layer's distance to the teacher over training: solid raw, dashed
+    after matching hidden units."""
+    layers = list(dict.fromkeys(distances["layer"]))
+    return (
+        alt.Chart(distance_long(distances))
+        .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
+        .encode(
+            x=alt.X("epoch:Q", title="epoch"),
+            y=alt.Y("distance:Q", title="distance to the teacher", scale=alt.Scale(zero=True)),
+            color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
+            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
+            tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
+                     alt.Tooltip("distance:Q", format=".4g")],
+        )
+        .properties(height=300)
+    )
+
+
+def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
+    """The final student's prediction against the true label for each test
+    row, with the y = x line a perfect student would sit on."""
+    finite = predictions[np.isfinite(predictions).all(axis=1)]
+    values = finite.to_numpy()
+    low, high = (float(values.min()), float(values.max())) if len(finite) else (0.0, 1.0)
+    diagonal = pd.DataFrame({"label": [low, high], "prediction": [low, high]})
+    domain = alt.Scale(domain=[low, high])
+    points = alt.Chart(finite).mark_circle(size=36, opacity=0.7).encode(
+        x=alt.X("label:Q", title="true label (the teacher)", scale=domain),
+        y=alt.Y("prediction:Q", title="student's prediction", scale=domain),
+        tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")],
+    )
+    line = alt.Chart(diagonal).mark_line(color="gray", strokeDash=[4, 4]).encode(
+        x="label:Q", y="prediction:Q")
+    return alt.layer(line, points).properties(height=300)
+
+
+def slice_chart(slices: pd.DataFrame) -> alt.Chart:
+    """Loss along the straight lines to the teacher, t = 0 at the student:
+    train solid, test dashed."""
+    long = slices.melt(id_vars=["path", "t"], value_vars=["train_loss", "test_loss"],
+                       var_name="split", value_name="loss")
+    long["split"] = long["split"].map({"train_loss": "train", "test_loss": "test"})
+    long = long[np.isfinite(long["loss"])]
+    return (
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("t:Q", title="t (0 = the student, 1 = the teacher)"),
+            y=alt.Y("loss:Q", title="mean squared error", scale=alt.Scale(zero=True)),
+            color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
+                            scale=alt.Scale(scheme="category10")),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
+                     alt.Tooltip("loss:Q", format=".4g")],
+        )
+        .properties(height=300)
+    )
+
+
+def tying_curves(runs: list[Run]) -> pd.DataFrame:
+    """The runs' drawable losses in long form: epoch, split, loss, student."""
+    return pd.concat([loss_long(r.history).assign(student=student_kind(r)) for r in runs],
+                     ignore_index=True)
+
+
+def tying_chart(runs: list[Run]) -> alt.Chart:
+    """Train and test MSE per epoch, colour by split, dash by student."""
+    return (
+        alt.Chart(tying_curves(runs))
+        .mark_line()
+        .encode(
+            x=alt.X("epoch:Q"),
+            y=alt.Y("loss:Q", title="mean squared error"),
+            color=alt.Color("split:N", title=None, sort=["train", "test"],
+                            scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),
+            strokeDash=alt.StrokeDash("student:N", title="student", sort=["tied", "untied"]),
+            tooltip=["epoch:Q", "student:N", "split:N", alt.Tooltip("loss:Q", format=".6g")],
+        )
+        .properties(height=280)
+        .interactive(bind_y=False)
+    )

@@ -19,24 +19,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "seed": (0, 2**32 - 1),
 }
 
-# "fast": numpy by hand (fitlab.fast); "autograd": torch, the blog's way.
+# "fast": numpy by hand (fitlab.engines.numpy_run); "autograd": torch, the blog's way.
 ENGINES = ("fast", "autograd")
-
-# The work budget: a run whose estimated training time exceeds BUDGET_SECONDS
-# is refused, so no request keeps a server thread busy for long. The estimate
-# models the slowest engine (torch autograd), measured on the 2-core server
-# this was built on (tools/measure_budget.py refits the constants): seconds per
-# epoch (evaluation and bookkeeping), per SGD step, per step and shared-layer
-# use, and per million multiply-adds (forward + backward on the training rows,
-# forward on all rows to score each epoch). The constants are least-squares
-# fits made while other jobs loaded the machine, rounded up: on an idle
-# machine runs take about half the estimate.
-BUDGET_SECONDS = 8.0
-SECONDS_PER_EPOCH = 1.5e-3
-SECONDS_PER_STEP = 4.0e-4
-SECONDS_PER_STEP_PER_REPEAT = 6.0e-5
-SECONDS_PER_MEGA_MULTIPLY = 1.0e-4
-
 
 @dataclass(frozen=True)
 class Config:
@@ -88,7 +72,6 @@ class Config:
         _check_range("n_train", self.n_train, 1, self.n_samples - 1,
                      why=f" with n_samples={self.n_samples}: at least one row must be left for the test set")
         _check_range("batch_size", self.batch_size, 1, self.n_train, why=f", at most n_train={self.n_train}")
-        _check_budget(self)
 
     @property
     def n_test(self) -> int:
@@ -99,12 +82,6 @@ class Config:
     def batches_per_epoch(self) -> int:
         """SGD steps per epoch, counting the short last batch."""
         return math.ceil(self.n_train / self.batch_size)
-
-    @property
-    def estimated_seconds(self) -> float:
-        """Roughly how long train(self) takes on the slowest engine (see
-        BUDGET_SECONDS); the cost grows as epochs × batches × width²."""
-        return estimated_seconds(self)
 
     @property
     def runs_engine(self) -> str:
@@ -120,33 +97,6 @@ class Config:
         """The fields whose value differs from the default Config."""
         default = Config()
         return {k: v for k, v in self.as_dict().items() if getattr(default, k) != v}
-
-
-def estimated_seconds(config: Config) -> float:
-    """Estimated training time of `config` on the slowest engine, in seconds:
-    the cost model behind BUDGET_SECONDS."""
-    steps = config.epochs * config.batches_per_epoch
-    per_row = config.width * (config.in_features + config.shared_repeats * config.width + 1)
-    rows = 3 * config.n_train + config.n_samples  # train forward + backward, then scoring
-    multiplies = config.epochs * rows * per_row
-    return (config.epochs * SECONDS_PER_EPOCH
-            + steps * (SECONDS_PER_STEP + config.shared_repeats * SECONDS_PER_STEP_PER_REPEAT)
-            + multiplies / 1e6 * SECONDS_PER_MEGA_MULTIPLY)
-
-
-def _check_budget(config: Config) -> None:
-    seconds = estimated_seconds(config)
-    if seconds > BUDGET_SECONDS:
-        # Name every field the cost depends on; the library-only ones when set.
-        costly = ["epochs", "batch_size", "n_train", "width", "shared_repeats"]
-        costly += [f for f in ("n_samples", "in_features")
-                   if getattr(config, f) != Config.__dataclass_fields__[f].default]
-        named = ", ".join(f"{f}={getattr(config, f)}" for f in costly)
-        raise ValueError(
-            f"{named} is too much work: "
-            f"about {seconds:.0f} s of training, over the budget of {BUDGET_SECONDS:g} s per run "
-            f"(the cost grows as epochs × batches × width²). Lower epochs, width or "
-            f"shared_repeats, or raise batch_size.")
 
 
 def _check_int(name: str, value) -> None:

@@ -25,3 +25,13 @@ def make_labels(teacher: TiedNet, inputs: torch.Tensor, detach: bool) -> torch.T
     if detach:
         out = out.detach()
     return out.reshape((-1, 1))
+
+
+def attached_labels(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    """The blog's labels as it wrote them: attached to the teacher's graph."""
+    return make_labels(teacher, inputs, detach=False)
+
+
+def detached_labels(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
+    """The blog's fix: the labels cut off the teacher's graph."""
+    return make_labels(teacher, inputs, detach=True)

@@ -26,8 +26,8 @@ def seeded_linear(in_features: int, out_features: int, generator: torch.Generato
     torch's in-place error then read as they do in the blog.
     """
     # Made on the meta device (no draws), then given real empty parameters:
-    # `.to_empty()` would do the same but imports sympy (about 0.35 s) the
-    # first time it runs, which a fresh server's first page waits for.
+    # `.to_empty()` would do the same but imports sympy the first time it
+    # runs, which a fresh server's first page would wait for.
     layer = nn.Linear(in_features, out_features, device="meta")
     layer.weight = nn.Parameter(torch.empty(out_features, in_features))
     layer.bias = nn.Parameter(torch.empty(out_features))

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from fitlab.config import Config
-from fitlab.student_teacher import StudentTeacher
+from fitlab.student.distance import DistanceRecords
+from fitlab.student.records import StudentTeacher
+from fitlab.tables import parameter_table
+from fitlab.weights import Layers
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Run:
                     final student: the sum of per-batch mean losses.
     engine          the engine that actually trained it: "fast" or "autograd".
     student_teacher what the student-versus-teacher views are computed from
-                    (fitlab.student_teacher); the views are the properties
+                    (fitlab.student.records); the views are the properties
                     distances, test_predictions and loss_slices, computed on
                     first use.
     """
@@ -51,7 +55,7 @@ class Run:
     @property
     def distances(self) -> pd.DataFrame:
         """epoch, layer, raw, matched: each layer's distance from the teacher,
-        raw and after matching hidden units (fitlab.distance), at a bounded
+        raw and after matching hidden units (fitlab.student.distance), at a bounded
         set of epochs."""
         return self.student_teacher.distances
 
@@ -66,3 +70,27 @@ class Run:
         from the initial and from the final student (t = 0) to the teacher
         (t = 1)."""
         return self.student_teacher.loss_slices
+
+    @property
+    def diverged_at(self) -> int | None:
+        """The first epoch whose train or test loss is not a finite number
+        (NaN or inf: training blew up), or None if every loss is finite."""
+        history = self.history
+        finite = np.isfinite(history.train_loss) & np.isfinite(history.test_loss)
+        if finite.all():
+            return None
+        return int(history.epoch[~finite].iloc[0])
+
+
+def make_run(config: Config, *, engine: str, history: pd.DataFrame, error: TrainingError | None,
+             blog_test_loss: float | None, teacher: Layers, initial: Layers, final: Layers,
+             records: DistanceRecords, inputs: np.ndarray, labels: np.ndarray) -> Run:
+    """The one place a Run is built, from what every engine has at the end:
+    the teacher's, the initial and the final student's (name, weight, bias),
+    the distance records, and X and its labels (n_samples, 1) as arrays."""
+    return Run(
+        config=config, history=history,
+        teacher_params=parameter_table(teacher), student_params=parameter_table(final),
+        error=error, blog_test_loss=blog_test_loss, engine=engine,
+        student_teacher=StudentTeacher(records, initial, final, teacher, inputs, labels[:, 0],
+                                       config.n_train, config.shared_repeats))

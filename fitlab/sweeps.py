@@ -4,7 +4,7 @@ The grid's configs differ only in lr, seed and width, so they share one
 shape once narrower nets are padded with zero units up to the widest. A zero
 unit stays zero (its weights in and out get zero gradients: its input to the
 ReLU is 0, and ReLU passes no gradient at 0), so each config's history is
-its single run's. The fast engine's Stack then trains them all in the same
+its single run's. The fast engine's StackNet then trains them all in the same
 batched numpy calls.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -74,7 +74,9 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
     """
     # Imported here, not at module load: it imports torch, and the page
     # imports this module for AXES and parse_axis before anything trains.
-    from fitlab.fast import Stack, draw_start, fit, layer_uses
+    from fitlab.engines.numpy_net import fit, layer_uses
+    from fitlab.engines.numpy_run import draw_start
+    from fitlab.engines.numpy_stack import StackNet
 
     configs = grid(config, **axes)
     width = max(c.width for c in configs)
@@ -93,7 +95,7 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
         starts.append(drawn[key])
     padded = [_padded_layers(start.layers, width) for start in starts]
     shapes = [w.shape for w, _ in padded[0]]
-    stack = Stack(shapes, layer_uses(config), lead=(len(configs),))
+    stack = StackNet(shapes, layer_uses(config), len(configs))
     stack.load([(np.stack([p[k][0] for p in padded]), np.stack([p[k][1] for p in padded]))
                 for k in range(len(shapes))])
     inputs = np.stack([start.inputs for start in starts])

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
-from fitlab.run import Run
 from fitlab.weights import Layers
+
+if TYPE_CHECKING:  # run.py builds its tables here
+    from fitlab.run import Run
 
 PARAM_COLUMNS = ["parameter", "row", "col", "value"]
 

@@ -1,7 +1,7 @@
 """The bench's report: its table, the targets it says are met, and its
 machine-readable last line (timings are made up here; the bench measures)."""
 
-from fitlab.bench import CASES, report
+from tools.bench import CASES, report
 
 
 def medians(fast_ms):

@@ -2,13 +2,14 @@
 
 import io
 import json
+
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 from fitlab import Config
-from fitlab.compare import runs_csv
-from page_helpers import charts_encoding, open_page, open_tab
+from fitlab.runlog import runs_csv
+from tests.page_helpers import charts_encoding, open_page, open_tab
 
 
 @pytest.fixture

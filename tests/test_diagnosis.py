@@ -9,18 +9,20 @@ import numpy as np
 import pytest
 import torch
 
-from blog_variants import blog_variant
 from fitlab import Config, train
-from fitlab.config import BUDGET_SECONDS
-from fitlab.anomaly import anomaly_trace, parse_anomaly_warning
-from fitlab.autopsy import autopsy
+from fitlab.budget import BUDGET_SECONDS, estimated_seconds
+from fitlab.charts import tying_curves
 from fitlab.data import draw_inputs, make_labels
-from fitlab.fixes import GALLERY_RUNS, VARIANTS, fix_gallery, gallery_config, gallery_table, gradient_gap
-from fitlab.graph import grad_fns, graph_dot, named_in_error
+from fitlab.failure.anomaly import anomaly_trace, parse_anomaly_warning
+from fitlab.failure.autopsy import autopsy
+from fitlab.failure.fixes import GALLERY_RUNS, VARIANTS, fix_gallery, gallery_config, gradient_gap
+from fitlab.failure.graph import grad_fns, graph_dot, named_in_error
+from fitlab.failure.versions import MOMENTS
 from fitlab.model import build_teacher, reinitialise_as_student
-from fitlab.tied_gradients import ledger_summary, tied_gradient_ledger
-from fitlab.tying import tying_curves, tying_summary
-from fitlab.versions import MOMENTS
+from fitlab.shared_layer.gradients import ledger_summary, tied_gradient_ledger
+from fitlab.shared_layer.tying import tying_summary
+from tests.reference.blog_variants import blog_variant
+from ui.text import gallery_table
 
 # --- a small DOT reader for the one-statement-per-line DOT graph_dot writes ---
 _NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')
@@ -284,5 +286,5 @@ def test_the_gallery_stays_within_the_work_budget():
     big = Config(detach=False, epochs=900)
     capped = gallery_config(big)
     assert 1 <= capped.epochs < big.epochs
-    assert GALLERY_RUNS * capped.estimated_seconds <= BUDGET_SECONDS
+    assert GALLERY_RUNS * estimated_seconds(capped, "autograd") <= BUDGET_SECONDS
     assert capped == replace(big, epochs=capped.epochs)

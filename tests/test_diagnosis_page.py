@@ -3,11 +3,11 @@
 import pytest
 
 from fitlab import Config, train
-from fitlab.autopsy import autopsy
-from fitlab.fixes import VARIANTS
-from fitlab.tied_gradients import tied_gradient_ledger
-from page_helpers import charts_encoding, loss_charts, open_page, open_tab
-from test_diagnosis import parse_dot, red
+from fitlab.failure.autopsy import autopsy
+from fitlab.failure.fixes import VARIANTS
+from fitlab.shared_layer.gradients import tied_gradient_ledger
+from tests.page_helpers import charts_encoding, loss_charts, open_page, open_tab
+from tests.test_diagnosis import parse_dot, red
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 
@@ -77,13 +77,13 @@ def test_tied_gradient_view_when_detached(app):
     expected = tied_gradient_ledger(Config(**SETTINGS))
     assert len(summary) == expected.uses + 2
     assert any(f"**{expected.uses} uses**" in m.value for m in app.markdown)
-    app.toggle(key="tied_entries").set_value(True).run()
+    app.toggle(key="gradients_entries").set_value(True).run()
     assert app.dataframe[-1].value.equals(expected.table)
 
 
 def test_tying_comparison(app):
     open_tab(app, GRADIENTS)
-    app.toggle(key="compare_tying").set_value(True).run()
+    app.toggle(key="gradients_compare_tying").set_value(True).run()
     assert not app.exception
     assert len(loss_charts(app)) == 1  # the run's own
     assert len(charts_encoding(app, "strokeDash", "student")) == 1  # tied against untied
@@ -99,12 +99,14 @@ def test_no_shared_layer(app):
 
 
 def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
-    import ui.diagnosis as diagnosis
+    import ui.tabs.failure as diagnosis
+    import ui.tabs.gradients as gradients
 
     calls = []
-    for name in ("autopsy", "anomaly_trace", "run_variant", "tied_gradient_ledger"):
-        real = getattr(diagnosis, name)
-        monkeypatch.setattr(diagnosis, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    for module, name in ((diagnosis, "autopsy"), (diagnosis, "anomaly_trace"), (diagnosis, "run_variant"),
+                         (gradients, "tied_gradient_ledger")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
     failing.run()
     failing.checkbox(key="detach").check().run()
     open_tab(failing, GRADIENTS)
@@ -115,8 +117,8 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
 
 def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
     open_tab(app, GRADIENTS)
-    app.toggle(key="tied_entries").set_value(True).run()
+    app.toggle(key="gradients_entries").set_value(True).run()
     open_tab(app, "Training")
     assert "5. Tied-gradient ledger" not in [s.value for s in app.subheader]
     open_tab(app, GRADIENTS)
-    assert app.toggle(key="tied_entries").value
+    assert app.toggle(key="gradients_entries").value

@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fitlab import Config, train
-from fitlab.fast import train_fast
+from fitlab.engines.numpy_run import train_numpy
 
 CONFIGS = [
     dict(),
@@ -76,7 +77,7 @@ def test_engine_defaults_to_fast_and_undetached_labels_run_autograd():
 
 def test_fast_engine_refuses_attached_labels():
     with pytest.raises(ValueError, match="detach=False"):
-        train_fast(Config(detach=False))
+        train_numpy(Config(detach=False))
 
 
 @pytest.mark.parametrize("engine", ["torch", "", None, 1])

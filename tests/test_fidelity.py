@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from blog_loop import blog_run
 from fitlab import Config, train
+from tests.reference.blog import blog_run
 
 CONFIGS = [
     dict(),
@@ -59,7 +59,8 @@ def test_detach_false_is_the_blogs_real_error():
     assert run.error is not None
     assert run.error.type == "RuntimeError"
     assert run.error.message == str(blog_error)
-    assert "[torch.FloatTensor [5, 1]], which is output 0 of AsStrided, is at version 2; expected version 1 instead" in run.error.message
+    assert ("[torch.FloatTensor [5, 1]], which is output 0 of AsStrided, is at version 2; "
+            "expected version 1 instead") in run.error.message
     assert (run.error.epoch, run.error.batch) == (1, 1)
     assert list(run.history.epoch) == [0]
 

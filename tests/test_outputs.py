@@ -11,8 +11,8 @@ import pytest
 from fitlab import Config, train
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
-from fitlab.lesson import error_explanation, blog_figure_note
 from fitlab.tables import history_csv
+from ui.text import blog_figure_note, error_explanation
 
 
 @pytest.fixture(scope="module")

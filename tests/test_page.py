@@ -6,7 +6,7 @@ import pytest
 
 import fitlab
 from fitlab import Config, train
-from page_helpers import loss_charts, open_page
+from tests.page_helpers import loss_charts, open_page
 
 
 @pytest.fixture

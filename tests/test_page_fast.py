@@ -8,7 +8,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
-from page_helpers import open_tab
+from tests.page_helpers import open_tab
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 

@@ -9,15 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fitlab import BOUNDS, Config, train
+from fitlab.budget import BUDGET_SECONDS, OverBudget, check, estimated_seconds
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
-from fitlab.config import BUDGET_SECONDS, estimated_seconds
-from fitlab.lesson import blog_figure_note, diverged_at, divergence_note
+from fitlab.engines.threads import TORCH_THREADS
 from fitlab.tables import history_csv
-from fitlab.threads import TORCH_THREADS
+from ui.text import blog_figure_note, divergence_note
 
 FIELDS = list(Config().as_dict())
 
@@ -54,39 +55,54 @@ def test_any_value_of_one_field_builds_or_names_that_field(field, data):
     except ValueError as exc:
         assert f"{field}=" in str(exc)
     else:
-        assert getattr(config, field) == value and estimated_seconds(config) <= BUDGET_SECONDS
+        assert getattr(config, field) == value
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.fixed_dictionaries({name: field_value(name) for name in FIELDS}))
-def test_any_config_builds_within_budget_or_raises_a_value_error_naming_a_field(values):
+def test_any_config_builds_or_raises_a_value_error_naming_a_field(values):
     try:
         config = Config(**values)
     except ValueError as exc:
         assert any(f"{name}=" in str(exc) for name in FIELDS), str(exc)
     else:
-        assert config.as_dict() == values and config.estimated_seconds <= BUDGET_SECONDS
+        assert config.as_dict() == values
 
 
 def test_too_much_work_is_refused_naming_the_fields_and_the_budget():
-    with pytest.raises(ValueError) as info:
-        Config(epochs=2000)
+    heavy = Config(epochs=2000, engine="autograd")  # a valid Config: the budget is a policy
+    with pytest.raises(OverBudget) as info:
+        check(heavy)
     text = str(info.value)
     for part in ("epochs=2000", "batch_size=5", "width=5", "too much work", f"{BUDGET_SECONDS:g} s"):
         assert part in text
+    assert info.value.fields["epochs"] == 2000 and info.value.seconds > info.value.budget
     # The same epochs in one batch per epoch is cheap enough.
-    Config(epochs=2000, batch_size=50)
+    check(Config(epochs=2000, batch_size=50, engine="autograd"))
     # Library-only fields are named when they make the cost.
-    with pytest.raises(ValueError, match="n_samples=20000, in_features=256 is too much work"):
-        Config(n_samples=20000, in_features=256, width=256, shared_repeats=8)
+    with pytest.raises(OverBudget, match="n_samples=20000, in_features=256 is too much work"):
+        check(Config(n_samples=20000, in_features=256, width=256, shared_repeats=8))
 
 
-def test_the_estimate_grows_with_epochs_batches_and_width():
+def test_the_budget_models_the_engine_that_runs():
+    config = Config(epochs=2000, width=64)
+    assert estimated_seconds(config) == estimated_seconds(config, "fast")
+    assert estimated_seconds(config, "fast") < estimated_seconds(config, "autograd") / 5
+    check(config)  # the fast engine does it within budget
+    with pytest.raises(OverBudget):
+        check(config, engine="autograd")
+    # Undetached labels always run autograd, so they are budgeted as autograd.
+    assert estimated_seconds(Config(detach=False, engine="fast")) == estimated_seconds(
+        Config(detach=False), "autograd")
+
+
+@pytest.mark.parametrize("engine", ["fast", "autograd"])
+def test_the_estimate_grows_with_epochs_batches_and_width(engine):
     base = Config(epochs=50, width=64)
-    assert estimated_seconds(Config(epochs=100, width=64)) == pytest.approx(2 * estimated_seconds(base))
-    assert estimated_seconds(Config(epochs=50, width=64, batch_size=1)) > 3 * estimated_seconds(base)
-    narrow = estimated_seconds(Config(epochs=50, width=1))
-    width_part = [estimated_seconds(Config(epochs=50, width=w)) - narrow for w in (128, 256)]
+    assert estimated_seconds(Config(epochs=100, width=64), engine) == pytest.approx(2 * estimated_seconds(base, engine))
+    assert estimated_seconds(Config(epochs=50, width=64, batch_size=1), engine) > 3 * estimated_seconds(base, engine)
+    narrow = estimated_seconds(Config(epochs=50, width=1), engine)
+    width_part = [estimated_seconds(Config(epochs=50, width=w), engine) - narrow for w in (128, 256)]
     assert width_part[1] / width_part[0] == pytest.approx(4, rel=0.05)  # width²
 
 
@@ -103,8 +119,8 @@ def test_a_diverging_run_is_a_result(diverged):
     assert list(history.epoch) == list(range(101))
     finite = np.isfinite(history[["train_loss", "test_loss"]]).all(axis=1)
     assert not finite.all() and finite.iloc[0]
-    assert diverged_at(diverged) == int(history.epoch[~finite].min())
-    assert f"diverged at epoch {diverged_at(diverged)}" in divergence_note(diverged)
+    assert diverged.diverged_at == int(history.epoch[~finite].min())
+    assert f"diverged at epoch {diverged.diverged_at}" in divergence_note(diverged)
     assert divergence_note(train(Config(epochs=3))) is None
 
 
@@ -135,7 +151,7 @@ def test_a_diverged_run_still_has_tables_and_words(diverged):
 def test_a_fully_nan_history_still_charts():
     # Every epoch after 0 is NaN for this one: the chart keeps epoch 0 alone.
     run = train(Config(lr=1, width=64, epochs=5))
-    assert diverged_at(run) == 1
+    assert run.diverged_at == 1
     assert list(loss_long(run.history).epoch) == [0, 0]
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from fitlab import Config, train
-from page_helpers import loss_charts, open_page as open_link
+from tests.page_helpers import loss_charts
+from tests.page_helpers import open_page as open_link
 from ui.share import url_problems
 
 KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")

@@ -10,18 +10,18 @@ import torch
 
 from fitlab import Config, train
 from fitlab.cache import run_nbytes
-from fitlab.distance import (
+from fitlab.model import build_teacher
+from fitlab.student.distance import (
     MAX_POINTS,
     DistanceTracker,
     HiddenUnits,
     layer_distances,
     matched_points,
     recorded_epochs,
-    recording_note,
 )
-from fitlab.landscape import loss_along_line
-from fitlab.model import build_teacher
+from fitlab.student.landscape import loss_along_line
 from fitlab.weights import forward, mean_squared_error, teacher_as_student, use_order
+from ui.text import recording_note
 
 
 def teacher_layers(width=6, repeats=2, seed=0):

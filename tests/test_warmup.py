@@ -10,8 +10,8 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
-from ui.results import run_cache
 from ui import warmup
+from ui.state import run_cache
 
 
 @pytest.fixture

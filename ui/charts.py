@@ -1,6 +1,6 @@
 """Drawing Altair charts without rebuilding them on every rerun.
 
-Building an Altair chart and validating its spec costs about 10 ms, and every
+Building an Altair chart and validating its spec is slow next to a rerun, and every
 rerun of the page draws several. A chart drawn from one run with one set of
 options never changes, so its spec is built once and drawn as Vega-Lite.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 import altair as alt
 import streamlit as st

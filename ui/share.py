@@ -9,7 +9,7 @@ widget reads it, and compares it with what the widgets ended up holding.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import streamlit as st
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab import BOUNDS, Config
+from fitlab.budget import check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
 
@@ -12,8 +13,8 @@ DEFAULTS = Config()
 
 
 def read_config() -> Config | None:
-    """Draw the sidebar and build a Config from it; on a ValueError show it
-    as st.error and return None. Every widget is bound to the URL, so a link
+    """Draw the sidebar and build a Config from it, within the work budget
+    (fitlab.budget); on a ValueError show it as st.error and return None. Every widget is bound to the URL, so a link
     reproduces the run."""
     remember_url()
     sidebar = st.sidebar
@@ -54,9 +55,11 @@ def read_config() -> Config | None:
         detach = st.checkbox("Detach the labels", value=DEFAULTS.detach, key="detach", bind=URL,
                              help="The blog's fix. Untick to see the error it hit.")
     try:
-        return Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
-                      detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
-                      engine=engine)
+        config = Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
+                        detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
+                        engine=engine)
+        check(config)
+        return config
     except ValueError as exc:
         st.error(f"These settings cannot run: {exc}")
         return None

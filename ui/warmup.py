@@ -1,7 +1,7 @@
 """Warming up a fresh server, so its first visitor does not wait for it.
 
-A fresh server's first page run used to import torch, scipy, altair and pandas
-(about 2.5 s) and train the default settings before drawing anything.
+Otherwise a fresh server's first page run imports torch, scipy, altair and
+pandas and trains the default settings before drawing anything.
 `streamlit run streamlit_app.py` serves the page through `st.App`, whose
 lifespan starts this warm-up on a background thread as the server starts: the
 page's imports, then the default run into the run cache. The server answers at
@@ -9,10 +9,8 @@ once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
 the default run cached. The lesson's run (detach off) is warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
-torch._dynamo, about a second of holding the interpreter, and while the
-browser still draws that page its requests and messages need the interpreter
-too (measured: the first chart came 1.2 s later when the lesson's warm-up
-started as the page's run ended).
+torch._dynamo, which holds the interpreter, and while the browser still draws
+that page its requests and messages need the interpreter too.
 """
 
 from __future__ import annotations
@@ -25,7 +23,8 @@ import time
 
 # The modules streamlit_app.py imports: importing them imports everything a
 # default page needs (torch, scipy, altair, pandas).
-PAGE_MODULES = ("ui.compare", "ui.diagnosis", "ui.results", "ui.share", "ui.sidebar", "ui.sweep")
+PAGE_MODULES = ("ui.sidebar", "ui.share", "ui.state", "ui.tabs.training", "ui.tabs.student",
+                "ui.tabs.gradients", "ui.tabs.compare", "ui.tabs.sweep", "ui.tabs.failure")
 THREAD_NAME = "fitlab-warm-up"
 LESSON_AFTER_PAGE_SECONDS = 5.0
 STUDENT_VIEWS = ("distances", "test_predictions", "loss_slices")
@@ -46,7 +45,7 @@ def warm() -> None:
     for name in PAGE_MODULES:
         importlib.import_module(name)
     import fitlab
-    from ui.results import run_cache
+    from ui.state import run_cache
 
     _quiet_missing_context()
     default = run_cache().get(fitlab.Config(), fitlab.train)
@@ -54,7 +53,7 @@ def warm() -> None:
     time.sleep(LESSON_AFTER_PAGE_SECONDS)  # the browser is drawing that page
     run_cache().get(fitlab.Config(detach=False), fitlab.train)
     # The default run's Student vs teacher tables; the first matching of
-    # hidden units also imports scipy's solver (about 0.4 s).
+    # hidden units also imports scipy's solver.
     for view in STUDENT_VIEWS:
         getattr(default, view)
 

@@ -14,8 +14,18 @@ import pytest
 
 from fitlab import Config, train
 
-from .browsing import (CHART, DRAWN_CHART, TABLE, click_detach, expect, open_page, rerun_after,
-                       timed_rerun, toggle_detach, wait_idle)
+from .browsing import (
+    CHART,
+    DRAWN_CHART,
+    TABLE,
+    click_detach,
+    expect,
+    open_page,
+    rerun_after,
+    timed_rerun,
+    toggle_detach,
+    wait_idle,
+)
 from .timings import record
 
 

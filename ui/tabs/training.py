@@ -1,48 +1,15 @@
-"""Rendering a Run: the error panel, the loss chart, the tables, the CSV."""
+"""The Training tab: final losses, the loss chart and its CSV, the teacher's
+and the student's parameters."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-import fitlab
-from fitlab import Config
-from fitlab.cache import RunCache
 from fitlab.charts import loss_chart
-from fitlab.lesson import FIX_CODE, blog_figure_note, divergence_note, engine_note, error_explanation
 from fitlab.run import Run
 from fitlab.tables import history_csv
 from ui.charts import draw
-
-
-@st.cache_resource
-def run_cache() -> RunCache:
-    """The server's one run cache, shared by every session."""
-    return RunCache(max_entries=64, max_bytes=256 * 2**20)
-
-
-def run_with_progress(config: Config) -> Run:
-    """The run for `config`, from the cache or trained with a progress bar."""
-    bar = st.empty()
-    shown = [-1]
-
-    def progress(done: int, total: int) -> None:
-        percent = 100 * done // total
-        if percent != shown[0]:  # one message per percent, not per epoch
-            shown[0] = percent
-            bar.progress(percent, text=f"Training: epoch {done} of {total}")
-
-    run = run_cache().get(config, lambda c: fitlab.train(c, progress=progress))
-    bar.empty()
-    return run
-
-
-def error_panel(run: Run) -> None:
-    """The lesson: torch's real message, what went wrong, and the fix."""
-    err = run.error
-    st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
-             f"Torch's own message:\n\n`{err.message}`")
-    st.markdown(error_explanation(run))
-    st.code(FIX_CODE, language="python")
+from ui.text import blog_figure_note, divergence_note, engine_note
 
 
 def loss_section(run: Run) -> None:

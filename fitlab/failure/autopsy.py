@@ -13,11 +13,11 @@ import pandas as pd
 import torch
 from torch import nn
 
+from fitlab.blog import setup
 from fitlab.config import Config
-from fitlab.data import draw_inputs, make_labels
-from fitlab.graph import LabelGraph, label_graph, saved_versions
-from fitlab.model import build_teacher, reinitialise_as_student, untie
-from fitlab.versions import named_parameters, parameter_versions, version_ledger
+from fitlab.data import attached_labels
+from fitlab.failure.graph import LabelGraph, label_graph, saved_versions
+from fitlab.failure.versions import named_parameters, parameter_versions, version_ledger
 
 
 @dataclass(frozen=True)
@@ -50,18 +50,16 @@ def autopsy(config: Config) -> Autopsy:
     """Replay `config` with the labels attached, recording the parameters'
     versions after the teacher's forward pass, after the re-initialisation and
     at the first backward(), and the labels' graph at that backward."""
-    generator = torch.Generator().manual_seed(config.seed)
-    teacher = build_teacher(config, generator)
-    named = named_parameters(teacher.named_layers())
-    inputs = draw_inputs(config, generator)
-    labels = make_labels(teacher, inputs, detach=False)
-    at_forward, saved_at_forward = parameter_versions(named), saved_versions(labels)
-    student = teacher  # the blog re-initialises the very net that made the labels
-    reinitialise_as_student(student, generator)
+    seen = {}
+
+    def at_labels(teacher, labels) -> None:
+        seen["named"] = named = named_parameters(teacher.named_layers())
+        seen["versions"], seen["saved"] = parameter_versions(named), saved_versions(labels)
+
+    start = setup(config, attached_labels, after_labels=at_labels)
+    named = seen["named"]
     after_reinit = parameter_versions(named)
-    if not config.tied:
-        student = untie(student)
-    error = first_backward(student, inputs, labels, config.batch_size)
+    error = first_backward(start.student, start.inputs, start.labels, config.batch_size)
     at_backward = parameter_versions(named)
-    graph = label_graph(labels, named, saved_at_forward)
-    return Autopsy(version_ledger(named, [at_forward, after_reinit, at_backward], graph), graph, error)
+    graph = label_graph(start.labels, named, seen["saved"])
+    return Autopsy(version_ledger(named, [seen["versions"], after_reinit, at_backward], graph), graph, error)

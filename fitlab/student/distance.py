@@ -56,7 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from fitlab.blas import one_blas_thread
+
+from fitlab.engines.blas import one_blas_thread
 from fitlab.weights import Layers, teacher_as_student, use_order
 
 MAX_POINTS = 101
@@ -66,15 +67,6 @@ MAX_POINTS = 101
 MAX_MATCHED_POINTS = 21
 MIN_MATCHED_POINTS = 3
 MAX_SWEEPS = 10
-
-# The page's one sentence on why raw distance is the wrong yardstick.
-WHY_RAW_STAYS_LARGE = (
-    "Relabelling the hidden units of a ReLU net, with the weights into and out of them, "
-    "does not change what the net computes, so the student can reproduce the teacher's "
-    "outputs (loss near zero) at a relabelled copy of its weights, far away in raw "
-    "distance; the matched distance removes that relabelling, and what remains shows "
-    "that the training rows are also fitted by weights that are not the teacher's.")
-
 
 def recorded_epochs(epochs: int, max_points: int = MAX_POINTS) -> list[int]:
     """Evenly spaced epochs from 0 to `epochs` inclusive, at most max_points."""
@@ -186,15 +178,6 @@ def layer_distances(student: Layers, teacher: Layers) -> list[float]:
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
-def recording_note(distances: pd.DataFrame, epochs: int) -> str:
-    """In words, at which epochs a run's distances were recorded."""
-    raw = distances["epoch"].nunique()
-    matched = distances.dropna(subset=["matched"])["epoch"].nunique()
-    where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
-    return (f"Raw distance recorded at {where}, matched at {matched} of them (matching "
-            f"costs linear assignments, so wide nets get fewer).")
-
-
 def matched_points(width: int) -> int:
     """How many epochs of a run at `width` get a matched distance."""
     scaled = int(MAX_MATCHED_POINTS * (64 / width) ** 3)
@@ -243,7 +226,7 @@ class DistanceTracker:
             self._kept[epoch] = student
         self._raw.append((epoch, raw))
 
-    def records(self) -> "DistanceRecords":
+    def records(self) -> DistanceRecords:
         """What was recorded, as a value whose table() does the matching."""
         return DistanceRecords(self.teacher, self.repeats, tuple(self._names), tuple(self._raw),
                                dict(self._kept))

@@ -12,7 +12,7 @@ from collections import Counter
 import pandas as pd
 import torch
 
-from fitlab.graph import LabelGraph, SavedTensor
+from fitlab.failure.graph import LabelGraph, SavedTensor
 
 MOMENTS = ("at the teacher's forward", "after the student's re-init", "at the failing backward")
 

@@ -1,26 +1,31 @@
-"""The failure explained like a debugger would (detach off), and the tied
-layer's gradients (detach on). Every number shown comes from a real replay."""
+"""The lesson (detach off): torch's own message, what went wrong, the fix;
+then the failure explained like a debugger would. Every number shown comes
+from a real replay."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from fitlab import Config
-from fitlab.anomaly import AnomalyTrace, anomaly_trace
-from fitlab.autopsy import Autopsy, autopsy
-from fitlab.fixes import VARIANTS, FixOutcome, gallery_config, gallery_table, run_variant
-from fitlab.graph import graph_dot, named_in_error
+from fitlab.failure.anomaly import AnomalyTrace, anomaly_trace
+from fitlab.failure.autopsy import Autopsy, autopsy
+from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
+from fitlab.failure.graph import graph_dot, named_in_error
+from fitlab.failure.versions import MOMENTS
 from fitlab.run import Run
-from fitlab.tied_gradients import TiedGradients, ledger_summary, tied_gradient_ledger
-from fitlab.tying import tying_chart, tying_summary
-from fitlab.versions import MOMENTS
-from ui.results import run_with_progress
-from ui.tabs import keep
+from ui.text import FIX_CODE, error_explanation, gallery_table
 
 _STALE_ROW = "background-color: #fde0e0"
+
+
+def error_panel(run: Run) -> None:
+    """The lesson: torch's real message, what went wrong, and the fix."""
+    err = run.error
+    st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
+             f"Torch's own message:\n\n`{err.message}`")
+    st.markdown(error_explanation(run))
+    st.code(FIX_CODE, language="python")
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
@@ -50,12 +55,6 @@ def gallery_with_progress(config: Config) -> pd.DataFrame:
         outcomes.append(cached_outcome(config, i))
     bar.empty()
     return gallery_table(tuple(outcomes))
-
-
-@st.cache_data(max_entries=32, show_spinner="Taking one batch apart…")
-def cached_tied_gradients(config: Config) -> TiedGradients | None:
-    """tied_gradient_ledger(config), once per config."""
-    return tied_gradient_ledger(config)
 
 
 def failure_diagnosis(config: Config) -> None:
@@ -149,44 +148,3 @@ def gallery_section(config: Config) -> None:
         f"settings ({epochs}). The outcome is torch's exact exception, or the final losses.")
     # A static table: the exception texts are long, and shown whole.
     st.table(gallery_with_progress(run_for).style.hide(axis="index"))
-
-
-def tied_gradient_section(run: Run, shown: bool = True) -> None:
-    """5. The shared layer's gradient per use, their sum and .grad; and the
-    tied/untied comparison on request. With `shown` False (a tab not on
-    screen) nothing is drawn; the toggles keep their values."""
-    if not shown:
-        keep(["compare_tying", "tied_entries"])
-        return
-    config = run.config
-    st.header("The shared layer's gradients")
-    st.subheader("5. Tied-gradient ledger")
-    ledger = cached_tied_gradients(config)
-    if ledger is None:
-        st.info("With 0 repeats there is no shared layer to take apart.")
-    else:
-        _ledger_view(ledger)
-    if st.toggle(f"Compare with the {'untied' if config.tied else 'tied'} student",
-                 key="compare_tying",
-                 help="Trains the same settings with the other tying (Advanced › Tie the shared layer)."):
-        other = run_with_progress(replace(config, tied=not config.tied))
-        runs = sorted([run, other], key=lambda r: not r.config.tied)
-        st.table(tying_summary(runs))
-        st.altair_chart(tying_chart(runs), width="stretch")
-
-
-def _ledger_view(ledger: TiedGradients) -> None:
-    if ledger.tied:
-        st.markdown(
-            f"For the first batch of this run, before any step: the shared layer's weight "
-            f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
-            "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
-            f"the sum and `.grad` differ by at most **{ledger.max_difference:.3g}**.")
-    else:
-        st.markdown(
-            f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
-            "use's gradient (hooks on each use's output) in its `.grad`, off by at most "
-            f"**{ledger.max_difference:.3g}**. Tied, the one layer's `.grad` would be their sum.")
-    st.table(ledger_summary(ledger))
-    if st.toggle("Show every weight entry", key="tied_entries"):
-        st.dataframe(ledger.table, hide_index=True, width="stretch")

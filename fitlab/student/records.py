@@ -15,9 +15,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from fitlab.distance import DistanceRecords
-from fitlab.landscape import teacher_slices
-from fitlab.predictions import prediction_table
+from fitlab.student.distance import DistanceRecords
+from fitlab.student.landscape import teacher_slices
+from fitlab.student.predictions import prediction_table
 from fitlab.weights import Layers
 
 
@@ -41,7 +41,7 @@ class StudentTeacher:
 
     @cached_property
     def distances(self) -> pd.DataFrame:
-        """epoch, layer, raw, matched (see fitlab.distance)."""
+        """epoch, layer, raw, matched (see fitlab.student.distance)."""
         return self.records.table()
 
     @cached_property

@@ -1,19 +1,18 @@
-"""Comparing: the session's runs overlaid, and the student against its teacher."""
+"""The Compare runs tab: the session's runs overlaid, and their CSVs."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 import fitlab
-from fitlab.compare import RunLog, parameters_csv, runs_csv
-from fitlab.compare_charts import distance_chart, overlay_chart, prediction_chart, slice_chart
-from fitlab.distance import WHY_RAW_STAYS_LARGE, recording_note
+from fitlab.charts import overlay_chart
 from fitlab.run import Run
+from fitlab.runlog import RunLog, parameters_csv, runs_csv
 from ui.charts import draw
-from ui.results import run_cache
-from ui.tabs import keep
+from ui.state import TabKeys, run_cache
 
-PICKED = "compare_picked"
+KEYS = TabKeys("compare")
+PICKED = KEYS("picked")
 
 
 def run_log() -> RunLog:
@@ -39,7 +38,7 @@ def compare_section(shown: bool = True) -> None:
     With `shown` False (a tab not on screen) nothing is drawn; the picks and
     options survive."""
     if not shown:
-        keep([PICKED, "compare_smoothing", "compare_log_scale"])
+        KEYS.keep()
         return
     log = run_log()
     st.header("Compare runs")
@@ -52,9 +51,9 @@ def compare_section(shown: bool = True) -> None:
         st.info("Pick one or more runs to overlay.")
         return
     left, right = st.columns([3, 1])
-    weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing",
+    weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key=KEYS("smoothing"),
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
-    log_scale = right.toggle("Log scale", key="compare_log_scale")
+    log_scale = right.toggle("Log scale", key=KEYS("log_scale"))
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")
@@ -66,26 +65,3 @@ def compare_section(shown: bool = True) -> None:
         "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
         key="download_parameters",
         data=lambda: parameters_csv([(r.label, cache.get(r.config, fitlab.train)) for r in picked]))
-
-
-def student_section(run: Run) -> None:
-    """How close the student came to the teacher: weights, outputs, and the
-    loss on the way."""
-    st.header("Student versus teacher")
-    st.subheader("Distance from the teacher's weights")
-    draw(distance_chart, run.config, run.distances)
-    st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} "
-               f"{recording_note(run.distances, run.config.epochs)}")
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Predicted versus true labels")
-        draw(prediction_chart, run.config, run.test_predictions)
-        st.caption(f"The final student on the {len(run.test_predictions)} test rows; "
-                   "a perfect student sits on the dashed line.")
-    with right:
-        st.subheader("Loss on the straight line to the teacher")
-        draw(slice_chart, run.config, run.loss_slices)
-        st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 "
-                   "the loss is zero: the labels are the teacher's outputs.")

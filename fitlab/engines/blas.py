@@ -1,23 +1,22 @@
-"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.threads),
+"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.engines.threads),
 and BLAS's sgemm called on numpy's C-ordered arrays."""
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.linalg.blas import sgemm
 from threadpoolctl import ThreadpoolController
 
-# Above this many multiply-adds numpy's matmul is the faster call: its
-# OpenBLAS build ran a 200 x 257 x 256 product about 5% faster than scipy's.
-# Below it, sgemm's per-call cost (half of matmul's) matters more.
+# Above this many multiply-adds numpy's matmul is the faster call (its
+# OpenBLAS build); below it, sgemm's smaller per-call cost matters more.
 LARGE_PRODUCT = 2**20
 
 
 @functools.cache
 def _thread_pools() -> ThreadpoolController:
     # Made once: finding the process's BLAS libraries scans every loaded
-    # library, which cost more than a whole default run when done per call.
+    # library, which costs more than a whole default run.
     return ThreadpoolController()
 
 
@@ -25,9 +24,8 @@ def one_blas_thread():
     """A context in which numpy's BLAS runs on one thread, restored on exit.
 
     Its matrices here are small (at most 256 wide): a second thread only
-    adds hand-offs, and on a busy 2-core machine made a width-256 run
-    several times slower and a weight matching ten times slower. The limit
-    is process-wide while it lasts.
+    adds hand-offs, which on a busy machine cost more than they gain. The
+    limit is process-wide while it lasts.
     """
     return _thread_pools().limit(limits=1, user_api="blas")
 

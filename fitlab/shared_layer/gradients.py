@@ -9,16 +9,15 @@ against the `.grad` backward() left.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
+from fitlab.blog import setup
 from fitlab.config import Config
-from fitlab.data import draw_inputs, make_labels
-from fitlab.model import build_teacher, reinitialise_as_student, untie
 
 
 @dataclass(frozen=True)
@@ -69,14 +68,8 @@ def tied_gradient_ledger(config: Config) -> TiedGradients | None:
     before any step; None when the shared layer is not used (repeats 0)."""
     if config.shared_repeats == 0:
         return None
-    generator = torch.Generator().manual_seed(config.seed)
-    teacher = build_teacher(config, generator)
-    inputs = draw_inputs(config, generator)
-    labels = make_labels(teacher, inputs, detach=True)
-    student = teacher
-    reinitialise_as_student(student, generator)
-    if not config.tied:
-        student = untie(student)
+    start = setup(replace(config, detach=True))
+    student, inputs, labels = start.student, start.inputs, start.labels
     uses = _use_gradients(student, inputs[: config.batch_size], labels[: config.batch_size])
     rows, cols = uses[0].shape
     table = pd.DataFrame({"row": np.repeat(np.arange(rows), cols), "col": np.tile(np.arange(cols), rows)})

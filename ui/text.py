@@ -1,12 +1,14 @@
-"""The words the page says about a run, built from the run's own numbers."""
+"""Every sentence the page says, built from the library's facts: the lesson, the
+notes under the charts, the fix gallery's verdicts."""
 
 from __future__ import annotations
 
 import math
 import re
 
-import numpy as np
+import pandas as pd
 
+from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -63,19 +65,9 @@ def blog_figure_note(run: Run) -> str:
             f"instead of averaging them.")
 
 
-def diverged_at(run: Run) -> int | None:
-    """The first epoch whose train or test loss is not a finite number
-    (NaN or inf: training blew up), or None if every loss is finite."""
-    history = run.history
-    finite = np.isfinite(history.train_loss) & np.isfinite(history.test_loss)
-    if finite.all():
-        return None
-    return int(history.epoch[~finite].iloc[0])
-
-
 def divergence_note(run: Run) -> str | None:
     """Markdown saying plainly that and when a run diverged, or None."""
-    epoch = diverged_at(run)
+    epoch = run.diverged_at
     if epoch is None:
         return None
     drawn = "epoch 0" if epoch == 1 else f"epochs 0 to {epoch - 1}"
@@ -95,3 +87,65 @@ def engine_note(run: Run) -> str:
                 "backward() can show the blog's error, so the fast engine does not apply.")
     return ("Trained by the **autograd** engine: torch, the blog's way. The **fast** engine "
             "(the same math by hand in numpy) is under Advanced › Engine.")
+
+
+# Why raw distance is the wrong yardstick.
+WHY_RAW_STAYS_LARGE = (
+    "Relabelling the hidden units of a ReLU net, with the weights into and out of them, "
+    "does not change what the net computes, so the student can reproduce the teacher's "
+    "outputs (loss near zero) at a relabelled copy of its weights, far away in raw "
+    "distance; the matched distance removes that relabelling, and what remains shows "
+    "that the training rows are also fitted by weights that are not the teacher's.")
+
+
+def recording_note(distances: pd.DataFrame, epochs: int) -> str:
+    """In words, at which epochs a run's distances were recorded."""
+    raw = distances["epoch"].nunique()
+    matched = distances.dropna(subset=["matched"])["epoch"].nunique()
+    where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
+    return (f"Raw distance recorded at {where}, matched at {matched} of them (matching "
+            f"costs linear assignments, so wide nets get fewer).")
+
+
+def outcome_text(outcome: FixOutcome) -> str:
+    """The exception exactly as torch raised it, or the final losses."""
+    if outcome.error is not None:
+        return f"{outcome.error.type}: {outcome.error.message}"
+    last = outcome.history.iloc[-1]
+    return f"trains: final train MSE {last.train_loss:.6g}, test MSE {last.test_loss:.6g}"
+
+
+def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
+    """A short judgement built from what the runs measured, against the
+    blog's run and the detached run."""
+    notes = []
+    err = outcome.error
+    if err is None:
+        same = outcome.history.equals(detached.history)
+        identical = same and outcome is not detached
+        notes.append("fixes the error" + ("; numbers identical to .detach()" if identical else ""))
+    elif outcome is blog:
+        notes.append(f"fails at epoch {err.epoch}, batch {err.batch}: the in-place error")
+    elif blog.error is not None and err.message == blog.error.message:
+        notes.append("no fix: the blog's very error")
+    else:
+        passed = "the first step passes, then it " if (err.epoch, err.batch) != (1, 1) else "it "
+        notes.append(f"no fix: {passed}fails at epoch {err.epoch}, batch {err.batch} with a different error")
+    gap = gradient_gap(outcome, detached)
+    if gap is not None and gap > 1e-6:
+        notes.append(f"first-batch gradients silently wrong (off by up to {gap:.3g})")
+    if outcome.teacher_gradient is not None:
+        notes.append(f"the teacher's weights got gradients (norm {outcome.teacher_gradient:.3g})")
+    if outcome.variant.retain_graph and err is None and detached.seconds > 0:
+        notes.append(f"{outcome.seconds / detached.seconds:.1f}× the time of .detach()")
+    return "; ".join(notes)
+
+
+def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
+    """variant, code change, outcome, verdict: one row per outcome."""
+    # By value: outcomes that went through a cache hold unpickled copies of the variants.
+    blog = next(o for o in outcomes if o.variant == BLOG)
+    detached = next(o for o in outcomes if o.variant == DETACH)
+    return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
+                          "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
+                         for o in outcomes])

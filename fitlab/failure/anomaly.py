@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from fitlab.autopsy import autopsy
 from fitlab.config import Config
+from fitlab.failure.autopsy import autopsy
 
 _DETECTED = re.compile(r"Error detected in (\w+)\. Traceback of forward call that caused the error:\n")
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\n'
@@ -72,8 +72,8 @@ class AnomalyTrace:
 
     @property
     def label_frame(self) -> Frame | None:
-        """The frame in fitlab/data.py: the line that computed the labels."""
-        return next((f for f in self.frames if f.short_file == "fitlab/data.py"), None)
+        """The innermost frame in fitlab/data.py: the line that computed the labels."""
+        return next((f for f in reversed(self.frames) if f.short_file == "fitlab/data.py"), None)
 
 
 def _in_library(frame: Frame) -> bool:

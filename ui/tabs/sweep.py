@@ -9,7 +9,9 @@ import fitlab
 from fitlab import Config
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, parse_axis
-from ui.tabs import keep
+from ui.state import TabKeys
+
+KEYS = TabKeys("sweep")
 
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
@@ -21,15 +23,15 @@ def sweep_section(config: Config, shown: bool = True) -> None:
     With `shown` False (a tab not on screen) nothing is drawn; the choices,
     values, result and picked cell are kept."""
     if not shown:
-        keep(["sweep_x", "sweep_y", "sweep_cell", *(f"sweep_{axis}" for axis in AXES)])
+        KEYS.keep()
         return
     st.header("Sweep: which lr, seed or width is best?")
     st.caption("Every other setting is the sidebar's. All cells train at once, "
                "in one batched computation.")
     left, right = st.columns(2)
-    x = left.selectbox("Across", AXES, key="sweep_x")
-    y = right.selectbox("Down", [a for a in AXES if a != x], key="sweep_y")
-    texts = {axis: column.text_input(f"{axis} values", DEFAULT_VALUES[axis], key=f"sweep_{axis}")
+    x = left.selectbox("Across", AXES, key=KEYS("x"))
+    y = right.selectbox("Down", [a for a in AXES if a != x], key=KEYS("y"))
+    texts = {axis: column.text_input(f"{axis} values", DEFAULT_VALUES[axis], key=KEYS(axis))
              for axis, column in ((x, left), (y, right))}
     if st.button("Run the sweep", key="sweep_run"):
         _train_sweep(config, x, y, texts)
@@ -59,7 +61,7 @@ def _show(base: Config, x: str, y: str, table) -> None:
     st.altair_chart(sweep_heatmap(table, x, y), width="stretch")
     cells = table[[x, y]].to_dict("records")
     pick, load = st.columns([3, 1], vertical_alignment="bottom")
-    cell = pick.selectbox("Cell", cells, key="sweep_cell",
+    cell = pick.selectbox("Cell", cells, key=KEYS("cell"),
                           format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
 

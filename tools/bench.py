@@ -1,4 +1,4 @@
-"""python -m fitlab.bench: both engines and a sweep against the blog's loop.
+"""python -m tools.bench: both engines and a sweep against the blog's loop.
 
 Every figure is a ratio against the blog's training loop (DataLoader over
 list(zip(X, labels)), SGD, MSELoss, the train loss printed per epoch) run in
@@ -17,13 +17,10 @@ import time
 from dataclasses import replace
 
 import torch
-from torch import nn
-from torch.utils import data
 
 import fitlab
 from fitlab.config import Config
-from fitlab.data import draw_inputs, make_labels
-from fitlab.model import build_teacher, reinitialise_as_student
+from tests.reference.blog import blog_run
 
 CASES = {
     "default": Config(),
@@ -35,28 +32,10 @@ CASES = {
 SWEEP_AXES = {"lr": [0.001 * 1.5**i for i in range(8)], "seed": list(range(8))}
 
 
-def blog_loop(config: Config) -> list[float]:
-    """The blog's script for `config` (draws from the run's generator rather
-    than the global one; the training loop is the blog's, line for line).
-    Returns the per-epoch train losses it prints."""
-    generator = torch.Generator().manual_seed(config.seed)
-    net = build_teacher(config, generator)
-    X = draw_inputs(config, generator)
-    labels = make_labels(net, X, detach=True)
-    reinitialise_as_student(net, generator)
-    trainer = torch.optim.SGD(net.parameters(), lr=config.lr)
-    loss = nn.MSELoss()
-    features, targets = X[:config.n_train], labels[:config.n_train]
-    data_iter = data.DataLoader(list(zip(features, targets)), batch_size=config.batch_size)
-    printed = []
-    for _ in range(config.epochs):
-        for xb, yb in data_iter:
-            trainer.zero_grad()
-            l = loss(net(xb), yb)
-            l.backward()
-            trainer.step()
-        printed.append(torch.mean(loss(net(features), targets)).item())
-    return printed
+def blog_loop(config: Config) -> None:
+    """The blog's own script for `config` (tests/reference/blog.py: global
+    seed, DataLoader, SGD, MSELoss, the train loss per epoch)."""
+    blog_run(**{k: v for k, v in config.as_dict().items() if k not in ("tied", "engine")})
 
 
 def seconds(work) -> float:
@@ -81,12 +60,12 @@ def measure(rounds: int) -> tuple[dict, float]:
     return medians, statistics.median(sweep_times)
 
 
-TARGETS = {"default": 10.0, "width 256": 3.0}   # issue 4: ratio (blog / fast) at least
+TARGETS = {"default": 10.0, "width 256": 3.0}   # ratio (blog / fast), at least
 SWEEP_TARGET = 150.0                             # per config, against the default's blog loop
 
 
 def targets(medians: dict, sweep_seconds: float) -> list[str]:
-    """One line per target of issue 4: the ratio measured and met or missed."""
+    """One line per target: the ratio measured and met or missed."""
     ratio = {name: m["blog"] / m["fast"] for name, m in medians.items()}
     sweep = medians["default"]["blog"] / sweep_seconds
     slowest = min(ratio, key=ratio.get)
@@ -101,7 +80,7 @@ def targets(medians: dict, sweep_seconds: float) -> list[str]:
 def report(medians: dict, sweep_seconds: float, rounds: int) -> str:
     """The table in Markdown, the targets met or missed, then the
     machine-readable speedup line."""
-    lines = [f"fitlab.bench: median of {rounds} interleaved rounds; {platform.machine()}, "
+    lines = [f"tools.bench: median of {rounds} interleaved rounds; {platform.machine()}, "
              f"{os.cpu_count()} cores, {torch.get_num_threads()} torch thread(s), torch {torch.__version__}",
              "",
              "| config | blog loop | autograd engine | fast engine | ratio (blog / fast) |",

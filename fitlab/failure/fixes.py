@@ -8,30 +8,23 @@ and reports what really happened.
 
 from __future__ import annotations
 
-import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-from fitlab.config import BUDGET_SECONDS, Config
-from fitlab.data import draw_inputs, make_labels
-from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
+from fitlab.blog import setup
+from fitlab.budget import BUDGET_SECONDS, estimated_seconds
+from fitlab.config import Config
+from fitlab.data import attached_labels, detached_labels, make_labels
+from fitlab.engines.autograd import fit
+from fitlab.failure.versions import named_parameters
+from fitlab.model import TiedNet, reinitialise_as_student
 from fitlab.run import TrainingError
-from fitlab.training import fit
-from fitlab.versions import named_parameters
-
-
-def _labels_attached(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
-    return make_labels(teacher, inputs, detach=False)
-
-
-def _labels_detached(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
-    return make_labels(teacher, inputs, detach=True)
 
 
 def _labels_no_grad(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
@@ -75,8 +68,8 @@ class Variant:
     retain_graph: bool = False
 
 
-BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", _labels_attached)
-DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", _labels_detached)
+BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
+DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
@@ -86,11 +79,11 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("no reshape (the blog's suspect)", "labels = net(X)", _labels_not_reshaped),
     Variant("deep copy of the teacher",
             "student = copy.deepcopy(net)  # before the re-init; labels not detached",
-            _labels_attached, copy_teacher=True),
+            attached_labels, copy_teacher=True),
     Variant("deep copy + retain_graph=True", "loss.backward(retain_graph=True)  # with the deep copy",
-            _labels_attached, copy_teacher=True, retain_graph=True),
+            attached_labels, copy_teacher=True, retain_graph=True),
     Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
-            _labels_attached, reinitialise=reinitialise_through_data),
+            attached_labels, reinitialise=reinitialise_through_data),
 )
 
 
@@ -117,14 +110,9 @@ class FixOutcome:
 
 def run_variant(config: Config, variant: Variant) -> FixOutcome:
     """Train `config` the way `variant` writes the script."""
-    generator = torch.Generator().manual_seed(config.seed)
-    teacher = build_teacher(config, generator)
-    inputs = draw_inputs(config, generator)
-    labels = variant.make_labels(teacher, inputs)
-    student = copy.deepcopy(teacher) if variant.copy_teacher else teacher
-    variant.reinitialise(student, generator)
-    if not config.tied:
-        student = untie(student)
+    start = setup(config, variant.make_labels, copy_teacher=variant.copy_teacher,
+                  reinitialise=variant.reinitialise)
+    teacher, student, inputs, labels = start.teacher, start.student, start.inputs, start.labels
     first: dict[str, np.ndarray] = {}
 
     def keep_first_gradients() -> None:
@@ -150,7 +138,7 @@ GALLERY_RUNS = 5
 def gallery_config(config: Config) -> Config:
     """`config` with its epochs cut, if need be, so that the whole gallery
     stays within the work budget (BUDGET_SECONDS), like a single run."""
-    affordable = int(config.epochs * BUDGET_SECONDS / (GALLERY_RUNS * config.estimated_seconds))
+    affordable = int(config.epochs * BUDGET_SECONDS / (GALLERY_RUNS * estimated_seconds(config, "autograd")))
     return replace(config, epochs=max(1, min(config.epochs, affordable)))
 
 
@@ -166,47 +154,3 @@ def gradient_gap(outcome: FixOutcome, reference: FixOutcome) -> float | None:
         return None
     return max(float(np.abs(outcome.first_gradients[k] - reference.first_gradients[k]).max())
                for k in reference.first_gradients)
-
-
-def outcome_text(outcome: FixOutcome) -> str:
-    """The exception exactly as torch raised it, or the final losses."""
-    if outcome.error is not None:
-        return f"{outcome.error.type}: {outcome.error.message}"
-    last = outcome.history.iloc[-1]
-    return f"trains: final train MSE {last.train_loss:.6g}, test MSE {last.test_loss:.6g}"
-
-
-def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
-    """A short judgement built from what the runs measured, against the
-    blog's run and the detached run."""
-    notes = []
-    err = outcome.error
-    if err is None:
-        same = outcome.history.equals(detached.history)
-        identical = same and outcome is not detached
-        notes.append("fixes the error" + ("; numbers identical to .detach()" if identical else ""))
-    elif outcome is blog:
-        notes.append(f"fails at epoch {err.epoch}, batch {err.batch}: the in-place error")
-    elif blog.error is not None and err.message == blog.error.message:
-        notes.append("no fix: the blog's very error")
-    else:
-        passed = "the first step passes, then it " if (err.epoch, err.batch) != (1, 1) else "it "
-        notes.append(f"no fix: {passed}fails at epoch {err.epoch}, batch {err.batch} with a different error")
-    gap = gradient_gap(outcome, detached)
-    if gap is not None and gap > 1e-6:
-        notes.append(f"first-batch gradients silently wrong (off by up to {gap:.3g})")
-    if outcome.teacher_gradient is not None:
-        notes.append(f"the teacher's weights got gradients (norm {outcome.teacher_gradient:.3g})")
-    if outcome.variant.retain_graph and err is None and detached.seconds > 0:
-        notes.append(f"{outcome.seconds / detached.seconds:.1f}× the time of .detach()")
-    return "; ".join(notes)
-
-
-def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
-    """variant, code change, outcome, verdict: one row per outcome."""
-    # By value: outcomes that went through a cache hold unpickled copies of the variants.
-    blog = next(o for o in outcomes if o.variant == BLOG)
-    detached = next(o for o in outcomes if o.variant == DETACH)
-    return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
-                          "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
-                         for o in outcomes])

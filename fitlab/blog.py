@@ -1,0 +1,78 @@
+"""The blog's setup, written once: generator → teacher → inputs → labels →
+the student's in-place re-initialisation (→ untie).
+
+Every run, replay and variant of fitlab starts here, so every one draws the
+same numbers in the same order as the blog's script does with
+`torch.manual_seed(seed)`: the shared layer, the first layer, the last, X,
+then the student's re-initialisation.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from fitlab.config import Config
+from fitlab.data import draw_inputs, make_labels
+from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
+from fitlab.weights import Layers
+
+# (teacher, X) -> labels; None when the caller makes them itself.
+Labeller = Callable[[TiedNet, torch.Tensor], "torch.Tensor | None"]
+Reinitialiser = Callable[[TiedNet, torch.Generator], None]
+
+
+def no_labels(teacher: TiedNet, inputs: torch.Tensor) -> None:
+    """A labeller for callers that compute the labels themselves."""
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Start:
+    """Where a run starts.
+
+    teacher         the net that made the labels; the same object as the
+                    student (re-initialised in place) unless it was copied
+    teacher_layers  the teacher's (name, weight, bias) as they were when the
+                    labels were made (copies: the re-init overwrites them)
+    inputs          X, (n_samples, in_features)
+    labels          (n_samples, 1), or None from no_labels
+    student         the net to train, re-initialised (and untied if asked)
+    """
+
+    teacher: TiedNet
+    teacher_layers: Layers
+    inputs: torch.Tensor
+    labels: torch.Tensor | None
+    student: TiedNet
+
+
+def setup(config: Config, labeller: Labeller | None = None, *, copy_teacher: bool = False,
+          reinitialise: Reinitialiser = reinitialise_as_student,
+          after_labels: Callable[[TiedNet, torch.Tensor | None], None] | None = None) -> Start:
+    """The blog's script up to its training loop, for `config`.
+
+    `labeller` makes the labels (default: the blog's, detached as
+    config.detach says); `copy_teacher` trains a deep copy instead of the
+    teacher itself; `reinitialise` is the in-place re-init;
+    `after_labels(teacher, labels)` sees the teacher right after the labels
+    were made, before the re-init writes to it.
+    """
+    generator = torch.Generator().manual_seed(config.seed)
+    teacher = build_teacher(config, generator)
+    teacher_layers = teacher.layer_arrays()
+    inputs = draw_inputs(config, generator)
+    if labeller is None:
+        labels = make_labels(teacher, inputs, config.detach)
+    else:
+        labels = labeller(teacher, inputs)
+    if after_labels is not None:
+        after_labels(teacher, labels)
+    student = copy.deepcopy(teacher) if copy_teacher else teacher
+    reinitialise(student, generator)
+    if not config.tied:
+        student = untie(student)
+    return Start(teacher, teacher_layers, inputs, labels, student)

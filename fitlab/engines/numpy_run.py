@@ -1,0 +1,248 @@
+"""The fast engine for a single run: the autograd run's math by hand in
+numpy (fitlab.engines.numpy_net), each product a direct BLAS call on buffers
+made once.
+
+The initial values still come from the run's torch.Generator through
+fitlab.blog.setup, so both engines start from the same draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from scipy.linalg.blas import sgemm, sgemv
+
+from fitlab.blog import no_labels, setup
+from fitlab.config import Config
+from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
+from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
+from fitlab.run import Run, make_run
+from fitlab.student.distance import DistanceTracker
+from fitlab.training import Progress
+from fitlab.weights import Layers, teacher_as_student
+
+
+@dataclass(frozen=True, eq=False)
+class NumpyStart:
+    """One config's start (fitlab.blog.setup) as numpy float32 arrays."""
+
+    teacher_layers: Layers               # the teacher's (name, W, b), distinct
+    inputs: np.ndarray                   # (n_samples, in_features)
+    labels: np.ndarray                   # (n_samples, 1)
+    layers: Layers                       # the student's initial (name, W, b), distinct
+
+
+def draw_start(config: Config) -> NumpyStart:
+    """The blog's setup for `config`, with the labels computed in numpy:
+    torch's forward pass would cost more than this engine's whole default run."""
+    start = setup(config, no_labels)
+    inputs = start.inputs.numpy()
+    teacher = RunNet([w.shape for _, w, _ in start.teacher_layers], layer_uses(replace(config, tied=True)))
+    teacher.load([(w, b) for _, w, b in start.teacher_layers])
+    with one_blas_thread():
+        labels = teacher.evaluate(inputs)
+    return NumpyStart(start.teacher_layers, inputs, labels, start.student.layer_arrays())
+
+
+class RunNet(FlatLayers):
+    """FlatLayers of a single run (no lead axis), stepped and evaluated
+    through RunStep and RunForward, one of each per number of rows."""
+
+    def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int]):
+        super().__init__(layer_shapes, uses, ())
+        self._steps: dict[int, RunStep] = {}
+        self._forwards: dict[int, RunForward] = {}
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The net's output (rows, out) for rows x without the ones, a new array."""
+        forward = self._forwards.get(x.shape[-2])
+        if forward is None:
+            forward = self._forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
+        return forward.evaluate(x)
+
+    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on rows x (with_ones()) against y; `step` is
+        lr * 2 / rows, a one-element float32 array."""
+        run_step = self._steps.get(x.shape[-2])
+        if run_step is None:
+            run_step = self._steps[x.shape[-2]] = RunStep(self, x.shape[-2])
+        run_step(x, y, step)
+
+
+class RunForward:
+    """A single run's forward pass over a fixed number of rows, as direct
+    BLAS calls on buffers made once.
+
+    numpy's matmul has a fixed cost per call before any arithmetic and
+    cannot add into its output; sgemm (scipy's binding) costs less and
+    computes c = alpha * a @ b + beta * c in place. Small products go
+    through sgemm, large ones through numpy's matmul (fitlab.engines.blas.product),
+    whose OpenBLAS build is a little faster there. Activations are kept
+    transposed, (units, rows), C-ordered: each use's output is then a
+    contiguous block of the next use's input, whose last row is the ones,
+    so it is written in place and its bias comes with the product.
+    """
+
+    def __init__(self, net: RunNet, rows: int):
+        blocks = net.use_blocks
+        inputs = []                     # uses 1..: input transposed (in + 1, rows)
+        for width in net.input_widths[1:]:
+            buffer = np.empty((width + 1, rows), dtype=np.float32)
+            buffer[-1] = 1
+            inputs.append(buffer)
+        self.inputs_t = inputs
+        self.activations = [buffer[:-1] for buffer in inputs]
+        self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
+        self.zeros = [net.zeros(a.shape) for a in self.activations]
+        # evaluate's rows with their ones. Its transpose also stands in for
+        # any x in the first product's arguments: x is passed per call as x.T
+        # with a transpose flag (right for any C-ordered x).
+        self.x = np.empty((rows, net.input_widths[0] + 1), dtype=np.float32)
+        self.x[:, -1] = 1
+        outputs = [*self.activations, self.output]
+        self.first = gemm_arguments(blocks[0].T, self.x.T, outputs[0])
+        self.products = [product(block.T, use_t, output)
+                         for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The output, transposed (out, rows), for rows x (with_ones(),
+        C-ordered); the buffer is reused by the next call."""
+        _, b, c, _, trans_b = self.first
+        sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
+        # Each later use reads the previous use's output through its ReLU.
+        for activation, zeros, use in zip(self.activations, self.zeros, self.products):
+            np.maximum(activation, zeros, out=activation)
+            use()
+        return self.output
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The output (rows, out), a new array, for rows x without the ones."""
+        self.x[:, :-1] = x
+        return self(self.x).T.copy()
+
+
+class RunStep:
+    """RunNet.sgd_step at a fixed number of rows: a
+    RunForward, then the backward pass and the update in BLAS calls.
+
+    Each use's update is one call adding -lr × its gradient straight into
+    its layer's block: no gradient buffer, no concatenation for the shared
+    layer (its uses add in turn), no separate update pass. lr enters only
+    there, as alpha, so the deltas are the unscaled gradients of the
+    squared error. Deltas are transposed like the activations, so the
+    backward pass multiplies by each weight as stored, the shape BLAS does
+    fastest here.
+    """
+
+    def __init__(self, net: RunNet, rows: int):
+        self.forward = forward = RunForward(net, rows)
+        blocks = net.use_blocks
+        last = len(blocks) - 1
+        self.slopes = [np.empty(a.shape, dtype=np.float32) for a in forward.activations]
+        self.deltas = [*(np.empty((block.shape[-1], rows), dtype=np.float32) for block in blocks[:-1]),
+                       forward.output]  # the output's error, computed in place
+        self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
+                         for k in range(last, 0, -1)]
+        # Wide layers' deltas are copied out row by row for the update: sgemm
+        # runs faster with rows along the first axis there; for small blocks
+        # the copy costs more than it saves.
+        x_t = forward.x.T   # stands in for x, as in RunForward
+        self.copies, self.updates, self.vector_updates = [], [], []
+        for use_t, delta, block in zip([x_t, *forward.inputs_t], self.deltas, blocks):
+            if min(block.shape) > 32:
+                self.copies.append((np.empty(delta.T.shape, dtype=np.float32), delta.T))
+                delta = self.copies[-1][0].T
+            if block.shape[1] == 1 and use_t is not x_t:
+                # One output unit: a matrix-vector product, which sgemv does
+                # in a fifth of sgemm's time at width 256.
+                self.vector_updates.append((use_t.T, delta[0], block[:, 0]))
+            else:
+                self.updates.append(gemm_arguments(use_t, delta.T, block))
+
+    def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on rows x (with_ones(), C-ordered) against labels y;
+        `step` is lr * 2 / rows, a one-element float32 array."""
+        error = self.forward(x)
+        np.subtract(error, y.T, out=error)
+        # Backward: each delta through its use's weight, then its ReLU, whose
+        # slope is the sign of its output (>= 0): 1 where it passed its input
+        # on, 0 where it cut it. (A NaN output gives a NaN slope; the error
+        # through that unit was NaN already.) Two float32 ufuncs beat a
+        # boolean mask: casting or masked writes cost more.
+        activations, slopes, deltas = self.forward.activations, self.slopes, self.deltas
+        k = len(activations)
+        for a, b, c, trans_a, trans_b in self.backward:
+            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
+            k -= 1
+            np.sign(activations[k], out=slopes[k])
+            np.multiply(deltas[k], slopes[k], out=deltas[k])
+        # Updates: block -= step * (use input) @ delta.T, use by use.
+        for row_major, delta_t in self.copies:
+            np.copyto(row_major, delta_t)
+        alpha = -step.item()
+        a, _, c, trans_a, _ = self.updates[0]
+        sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
+        for a, b, c, trans_a, trans_b in self.updates[1:]:
+            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+        for a, b, c in self.vector_updates:
+            sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
+
+
+def blog_test_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
+    """What the blog's test() prints: per-batch mean losses over the test rows
+    summed, not averaged."""
+    with one_blas_thread():
+        diff = net.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
+    squares = (diff * diff)[:, 0]
+    starts = np.arange(0, config.n_test, config.batch_size)
+    sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return float(np.sum((np.add.reduceat(squares, starts) / sizes).astype(np.float64)))
+
+
+def train_numpy(config: Config, progress: Progress | None = None) -> Run:
+    """The run of a detached config, trained by hand in numpy."""
+    if not config.detach:
+        raise ValueError("detach=False is not allowed in the fast engine: undetached "
+                         "labels are the autograd engine's lesson")
+    start = draw_start(config)
+    names = [name for name, _, _ in start.layers]
+    shapes, uses = [w.shape for _, w, _ in start.layers], layer_uses(config)
+    net = RunNet(shapes, uses)
+    net.load([(w, b) for _, w, b in start.layers])
+
+    def layers_now() -> Layers:
+        return [(name, w, b) for name, (w, b) in zip(names, net.layers())]
+
+    # The teacher in the student's flat layout: each layer's raw distance is
+    # then one subtraction and a dot product per layer, with no copies; in
+    # float64, where the difference of two float32 is exact and its square
+    # does not overflow.
+    teacher = RunNet(shapes, uses)
+    teacher.load([(w, b) for _, w, b in teacher_as_student(start.teacher_layers, len(names))])
+    difference = np.empty(net.params.shape, dtype=np.float64)
+    pieces = [difference[s] for s in net.block_slices]
+
+    def raw_distances() -> list[float]:
+        np.subtract(net.params, teacher.params, out=difference)
+        return [math.sqrt(float(piece @ piece)) for piece in pieces]
+
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker.record(0, start.layers)
+
+    def record(epoch: int) -> None:
+        if tracker.wants(epoch):
+            tracker.record(epoch, layers_now() if tracker.matches(epoch) else None, raw_distances())
+
+    train_losses, test_losses = fit(net, start.inputs, start.labels, config,
+                                    np.float32(config.lr), progress, record)
+    history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
+                            "train_loss": train_losses, "test_loss": test_losses})
+    return make_run(
+        config, engine="fast", history=history, error=None,
+        blog_test_loss=blog_test_figure(net, start.inputs, start.labels, config),
+        teacher=start.teacher_layers, initial=start.layers, final=layers_now(),
+        records=tracker.records(), inputs=start.inputs, labels=start.labels)

@@ -1,0 +1,107 @@
+"""A sweep's engine: many configs of one shape trained in the same batched
+numpy calls, their parameters stacked along a leading axis."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fitlab.engines.numpy_net import FlatLayers
+
+
+class StackNet(FlatLayers):
+    """FlatLayers with lead (C,): C configs, one gradient buffer of the same
+    layout, every step one batched numpy call per operation."""
+
+    def __init__(self, layer_shapes: list[tuple[int, int]], uses: list[int], configs: int):
+        super().__init__(layer_shapes, uses, (configs,))
+        self.grads = np.zeros_like(self.params)
+        self.grad_blocks = [self.grads[..., block_slice].reshape(block.shape)
+                            for block_slice, block in zip(self.block_slices, self.blocks)]
+        self.use_weights_t = [self.weights_t[layer] for layer in uses]
+        self.wide = [layer_shapes[layer][0] > 32 for layer in uses]
+        self.narrow = not any(self.wide)
+        # For each distinct layer, the uses whose gradients add up into it.
+        self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
+        self._hidden_inputs: dict[int, tuple] = {}
+
+    def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
+        """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
+        its trailing column of ones already set, with the views a step
+        needs: (inputs, activations without the ones, both transposed)."""
+        views = self._hidden_inputs.get(rows)
+        if views is None:
+            buffers = []
+            for width in self.input_widths[1:]:
+                buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
+                buffer[..., -1] = 1
+                buffers.append(buffer)
+            views = (buffers, [b[..., :-1] for b in buffers],
+                     [b.swapaxes(-1, -2) for b in buffers],
+                     [b.swapaxes(-1, -2)[..., :-1, :] for b in buffers])
+            self._hidden_inputs[rows] = views
+        return views
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The net's output for rows x (without the ones column), a new array.
+
+        For many rows a bias add is cheaper than writing activations beside a
+        ones column, which is a strided write. Narrow nets run transposed,
+        with rows along the last axis: many rows by few units is the faster
+        matmul shape there."""
+        last = len(self.uses) - 1
+        if self.narrow:
+            a = np.ascontiguousarray(x.swapaxes(-1, -2))
+            for k, layer in enumerate(self.uses):
+                a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
+                a += self.biases[layer].swapaxes(-1, -2)
+                if k < last:
+                    np.maximum(a, self.zeros(a.shape), out=a)
+            return a.swapaxes(-1, -2)
+        a = x
+        for k, layer in enumerate(self.uses):
+            a = a @ self.weights_t[layer]
+            a += self.biases[layer]
+            if k < last:
+                np.maximum(a, self.zeros(a.shape), out=a)
+        return a
+
+    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
+        """One SGD step on the mean squared error of the rows x (with_ones())
+        against y, per config; `step` is lr * 2 / rows per config, shaped to
+        broadcast over (out, rows). The forward pass keeps each use's input in
+        reused buffers. Folding `step` into the
+        loss's gradient makes every gradient below lr times the true one, so
+        the update is one subtraction."""
+        # Forward: each hidden input is written into its reused buffer.
+        inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
+        blocks = self.use_blocks
+        a = x
+        for k in range(len(blocks) - 1):
+            np.maximum(a @ blocks[k], self.zeros(activations[k].shape), out=activations[k])
+            a = inputs[k]
+        out = a @ blocks[-1]
+        # delta_t: lr × d loss / d (layer output), transposed to (out, rows).
+        delta_t = (out - y).swapaxes(-1, -2)
+        delta_t *= step
+        # Per use: its input transposed (in + 1, rows) and its delta (rows, out).
+        uses_t, deltas = [x.swapaxes(-1, -2), *inputs_t], [None] * len(blocks)
+        for k in range(len(blocks) - 1, -1, -1):
+            delta = delta_t.swapaxes(-1, -2)
+            # Wide deltas laid out in memory: OpenBLAS is slower with a
+            # transposed right-hand side; narrow ones are not worth a copy.
+            deltas[k] = np.ascontiguousarray(delta) if self.wide[k] else delta
+            if k:
+                delta_t = self.use_weights_t[k] @ delta_t
+                delta_t *= activations_t[k - 1] > 0
+        for layer, ks in self.uses_of.items():
+            if len(ks) == 1:
+                a_t, delta = uses_t[ks[0]], deltas[ks[0]]
+            else:
+                # The shared layer: one matmul over all its uses' rows adds
+                # the gradients of its uses.
+                a_t = np.concatenate([uses_t[k] for k in ks], axis=-1)
+                delta = np.concatenate([deltas[k] for k in ks], axis=-2)
+            np.matmul(a_t, delta, out=self.grad_blocks[layer])
+        self.params -= self.grads
+
+

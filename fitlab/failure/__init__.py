@@ -1,0 +1,1 @@
+"""The blog's failure replayed with the evidence kept: versions, graph, anomaly trace, fixes."""

@@ -1,0 +1,1 @@
+"""The shared layer: its gradient use by use, and a tied against an untied student."""

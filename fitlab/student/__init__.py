@@ -1,0 +1,1 @@
+"""The student against its teacher: distances, the loss on the line between them, predictions."""

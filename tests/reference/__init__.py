@@ -1,0 +1,1 @@
+"""The blog's own script, as written: the reference fitlab is held to."""

@@ -1,0 +1,63 @@
+"""What the page keeps between reruns: the server's run cache, a run with
+its progress bar, and the widgets of tabs that are closed.
+
+Every element on the page costs the browser time on every rerun, drawn or
+hidden in a closed tab alike, so a closed tab draws nothing. Streamlit
+forgets the value of a widget that a run does not draw; a tab's TabKeys
+carries its widgets' values over while it is closed.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import fitlab
+from fitlab import Config
+from fitlab.cache import RunCache
+from fitlab.run import Run
+
+
+@st.cache_resource
+def run_cache() -> RunCache:
+    """The server's one run cache, shared by every session."""
+    return RunCache(max_entries=64, max_bytes=256 * 2**20)
+
+
+def run_with_progress(config: Config) -> Run:
+    """The run for `config`, from the cache or trained with a progress bar."""
+    bar = st.empty()
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        percent = 100 * done // total
+        if percent != shown[0]:  # one message per percent, not per epoch
+            shown[0] = percent
+            bar.progress(percent, text=f"Training: epoch {done} of {total}")
+
+    run = run_cache().get(config, lambda c: fitlab.train(c, progress=progress))
+    bar.empty()
+    return run
+
+
+class TabKeys:
+    """The session-state keys of one tab's widgets: each is named where its
+    widget is made (`key=KEYS("smoothing")` gives "compare_smoothing"), and
+    `keep()` carries all of them over while the tab is closed. Buttons have
+    no value to keep: their keys are not made here (Streamlit refuses a
+    button's value set through session state)."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self._names: set[str] = set()
+
+    def __call__(self, name: str) -> str:
+        """The key of the tab's widget or value `name`, remembered for keep()."""
+        key = f"{self.prefix}_{name}"
+        self._names.add(key)
+        return key
+
+    def keep(self) -> None:
+        """Keep the values of this tab's widgets, which this run does not draw."""
+        for key in self._names:
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]

@@ -1,0 +1,1 @@
+"""The page's tabs, one module each."""

@@ -1,0 +1,64 @@
+"""The shared layer's gradients tab (detach on): each use's contribution,
+their sum and .grad; tied against untied on request."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from fitlab import Config
+from fitlab.charts import tying_chart
+from fitlab.run import Run
+from fitlab.shared_layer.gradients import TiedGradients, ledger_summary, tied_gradient_ledger
+from fitlab.shared_layer.tying import tying_summary
+from ui.state import TabKeys, run_with_progress
+
+KEYS = TabKeys("gradients")
+
+
+@st.cache_data(max_entries=32, show_spinner="Taking one batch apart…")
+def cached_tied_gradients(config: Config) -> TiedGradients | None:
+    """tied_gradient_ledger(config), once per config."""
+    return tied_gradient_ledger(config)
+
+
+def tied_gradient_section(run: Run, shown: bool = True) -> None:
+    """5. The shared layer's gradient per use, their sum and .grad; and the
+    tied/untied comparison on request. With `shown` False (a tab not on
+    screen) nothing is drawn; the toggles keep their values."""
+    if not shown:
+        KEYS.keep()
+        return
+    config = run.config
+    st.header("The shared layer's gradients")
+    st.subheader("5. Tied-gradient ledger")
+    ledger = cached_tied_gradients(config)
+    if ledger is None:
+        st.info("With 0 repeats there is no shared layer to take apart.")
+    else:
+        _ledger_view(ledger)
+    if st.toggle(f"Compare with the {'untied' if config.tied else 'tied'} student",
+                 key=KEYS("compare_tying"),
+                 help="Trains the same settings with the other tying (Advanced › Tie the shared layer)."):
+        other = run_with_progress(replace(config, tied=not config.tied))
+        runs = sorted([run, other], key=lambda r: not r.config.tied)
+        st.table(tying_summary(runs))
+        st.altair_chart(tying_chart(runs), width="stretch")
+
+
+def _ledger_view(ledger: TiedGradients) -> None:
+    if ledger.tied:
+        st.markdown(
+            f"For the first batch of this run, before any step: the shared layer's weight "
+            f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
+            "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
+            f"the sum and `.grad` differ by at most **{ledger.max_difference:.3g}**.")
+    else:
+        st.markdown(
+            f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
+            "use's gradient (hooks on each use's output) in its `.grad`, off by at most "
+            f"**{ledger.max_difference:.3g}**. Tied, the one layer's `.grad` would be their sum.")
+    st.table(ledger_summary(ledger))
+    if st.toggle("Show every weight entry", key=KEYS("entries")):
+        st.dataframe(ledger.table, hide_index=True, width="stretch")
