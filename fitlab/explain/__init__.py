@@ -10,5 +10,10 @@ Command line: python -m fitlab.explain [--report FILE.json] SCRIPT [ARGS...]
 """
 
 from fitlab.explain.decode import Decoded, decode
+from fitlab.explain.frames import Frame
+from fitlab.explain.recorder import Recorder
+from fitlab.explain.report import Fix, Report, SilentWrite, TensorFacts, WriteFacts, format_report
+from fitlab.explain.runner import run_script
 
-__all__ = ["Decoded", "decode"]
+__all__ = ["Decoded", "Fix", "Frame", "Recorder", "Report", "SilentWrite", "TensorFacts", "WriteFacts",
+           "decode", "format_report", "run_script"]

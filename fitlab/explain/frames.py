@@ -78,7 +78,7 @@ def user_frames(stack: tuple) -> tuple:
     return tuple(frames)
 
 
-def uses_file_under(stack: tuple, folder: str) -> bool:
-    """Whether any frame of a captured stack runs code from torch's `folder` (e.g. "optim")."""
-    prefix = os.path.join(os.path.dirname(torch.__file__), folder) + os.sep
+def runs_torch_file(stack: tuple, relative: str) -> bool:
+    """Whether a captured stack runs torch code under `relative` (e.g. "optim/", "nn/init.py")."""
+    prefix = os.path.join(os.path.dirname(torch.__file__), relative)
     return any(code.co_filename.startswith(prefix) for code, _ in stack)

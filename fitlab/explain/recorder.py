@@ -144,11 +144,12 @@ def slots(node) -> tuple:
     """(name, raw attribute, checked attribute) of each tensor slot a node saved; cached per type."""
     cached = _SLOTS.get(type(node))
     if cached is None:
-        names = [a[len("_raw_saved_"):] for a in dir(node) if a.startswith("_raw_saved_")]
+        attrs = set(dir(type(node)))
+        names = [a[len("_raw_saved_"):] for a in attrs if a.startswith("_raw_saved_")]
         cached = tuple(
             # Custom autograd.Function nodes unpack with the version check as `saved_tensors`.
-            (n, "_raw_saved_" + n, "_saved_" + n if hasattr(node, "_saved_" + n) else "saved_tensors")
-            for n in names)
+            (n, "_raw_saved_" + n, "_saved_" + n if "_saved_" + n in attrs else "saved_tensors")
+            for n in sorted(names))
         _SLOTS[type(node)] = cached
     return cached
 
@@ -158,9 +159,10 @@ def saved_tensors(node, raw_attr: str) -> list:
     try:
         raw = getattr(node, raw_attr)
         raws = raw if isinstance(raw, (tuple, list)) else (raw,)
-        return [r.data for r in raws if r is not None]
+        tensors = [r.data for r in raws if r is not None]
     except RuntimeError:
         return []
+    return [t for t in tensors if t is not None]
 
 
 def stale_error(node, checked_attr: str) -> RuntimeError | None:
