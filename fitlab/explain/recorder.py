@@ -13,6 +13,7 @@ import collections
 from dataclasses import dataclass
 
 import torch
+from torch.autograd.graph import increment_version
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -30,9 +31,9 @@ class Write:
     seq: int
     op: str
     version_before: int
-    # Whether the op bumps the written tensor's version counter: in-place and out= ops
-    # do; ops that update a buffer on the side (batch norm's running stats) do not.
-    bumps: bool
+    # An in-place or out= op, as opposed to one that updates a buffer on the side
+    # without a version bump (batch norm's running stats), which backward ignores.
+    inplace: bool
     shape: tuple
     stack: tuple
 
@@ -67,14 +68,14 @@ _WRITTEN: dict = {}
 
 
 def _written_args(op) -> tuple:
-    """(index, name) of the arguments op writes, plus whether it bumps versions; cached per op."""
+    """(index, name) of the arguments op writes, its name, whether in-place/out=; cached per op."""
     info = _WRITTEN.get(op)
     if info is None:
         schema = op._schema
         written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
                         if a.alias_info is not None and a.alias_info.is_write)
-        bumps = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-        info = (written, schema.name, bumps)
+        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
+        info = (written, schema.name, inplace)
         _WRITTEN[op] = info
     return info
 
@@ -111,6 +112,8 @@ class _GraphMode(TorchFunctionMode):
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
         out = func(*args, **kwargs)
+        if self.recorder.unbumped:
+            self.recorder._bump()
         if isinstance(out, torch.Tensor):
             gf = out.grad_fn
             if gf is not None:
@@ -202,6 +205,7 @@ class Recorder:
         self.silent: dict = {}
         self.failure: Failure | None = None
         self.notes: list = []
+        self.unbumped: list = []
         self._modes = (_GraphMode(self), _WriteMode(self))
 
     def __enter__(self) -> Recorder:
@@ -214,7 +218,10 @@ class Recorder:
             mode.__exit__(None, None, None)
 
     def _record_write(self, info, args, kwargs) -> None:
-        written, name, bumps = info
+        written, name, inplace = info
+        # Under a dispatch mode torch skips the version bump of _foreach_ ops' tensors
+        # (torch 2.13); without it the script would not fail as it does when run alone.
+        foreach = name.startswith("aten::_foreach_")
         self.seq += 1
         stack = None
         for i, arg_name in written:
@@ -226,7 +233,7 @@ class Recorder:
                 if key is None:
                     continue
                 if stack is None:
-                    stack = frames.capture(4)
+                    stack = frames.capture(2)
                 try:
                     version = t._version
                 except RuntimeError:  # inference tensors have no version counter
@@ -237,12 +244,21 @@ class Recorder:
                     if len(self.history) >= self.max_storages:
                         del self.history[next(iter(self.history))]
                 self.history[key] = hist
-                hist.append(Write(self.seq, name, version, bumps, tuple(t.shape), stack))
+                hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack))
+                if foreach:
+                    self.unbumped.append((t, version))
+
+    def _bump(self) -> None:
+        """Give the tensors a _foreach_ op wrote the version bump torch skipped under the mode."""
+        for t, version in self.unbumped:
+            if t._version == version:
+                increment_version(t)
+        self.unbumped.clear()
 
     def _tag(self, grad_fn) -> None:
         if KEY in grad_fn.metadata:
             return
-        entry = (self.seq, frames.capture(4))
+        entry = (self.seq, frames.capture(2))
         todo = [grad_fn]
         while todo:
             node = todo.pop()
@@ -254,7 +270,7 @@ class Recorder:
 
     def _differentiate(self, func, args, kwargs):
         roots = _roots(func, args, kwargs)
-        failed_stack = frames.capture(4)
+        failed_stack = frames.capture(2)
         try:
             self._find_silent(roots)
         except Exception as exc:  # a diagnostic must never break the user's run
@@ -281,7 +297,7 @@ class Recorder:
                 continue
             for name, raw_attr, checked_attr in slots(node):
                 for t in saved_tensors(node, raw_attr):
-                    later = [w for w in self._later_writes(t, entry[0]) if w.bumps]
+                    later = [w for w in self._later_writes(t, entry[0]) if w.inplace]
                     # A write after the save that bumped a counter, yet the saved tensor
                     # unpacks: the write went through an alias with its own counter.
                     if not later or stale_error(node, checked_attr) is not None:
@@ -322,4 +338,4 @@ class Recorder:
         hist = self.history.get(storage_key(t)) or ()
         if seq is not None:
             hist = [w for w in hist if w.seq > seq]
-        return [w for w in hist if w.bumps and saved_version <= w.version_before < version]
+        return [w for w in hist if w.inplace and saved_version <= w.version_before < version]

@@ -159,7 +159,7 @@ def _lines(label: str, chain: tuple, suffix: str = "", callers: int = 3) -> list
     if not chain:
         return [f"  {label:<10} (no frame of yours){suffix}"]
     inner = list(reversed(chain))
-    out = [f"  {label:<10} {_where(inner[0]):<13} {inner[0].code}{suffix}"]
+    out = [f"  {label:<10} {_where(inner[0]):<13}  {inner[0].code}{suffix}"]
     out += [f"  {'':<10} called from {_where(f)}  {f.code}" for f in inner[1:1 + callers]]
     return out
 
