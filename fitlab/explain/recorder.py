@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
+from typing import Self
 
 import torch
 from torch.autograd.graph import increment_version
@@ -208,7 +209,7 @@ class Recorder:
         self.unbumped: list = []
         self._modes = (_GraphMode(self), _WriteMode(self))
 
-    def __enter__(self) -> Recorder:
+    def __enter__(self) -> Self:
         for mode in self._modes:
             mode.__enter__()
         return self
@@ -273,7 +274,7 @@ class Recorder:
         failed_stack = frames.capture(2)
         try:
             self._find_silent(roots)
-        except Exception as exc:  # a diagnostic must never break the user's run
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
             self.notes.append(f"silent-write check failed: {exc!r}")
         try:
             return func(*args, **kwargs)
@@ -282,7 +283,7 @@ class Recorder:
             if facts is not None and facts.shape is not None:
                 try:
                     self.failure = self._explain(exc, facts, roots, failed_stack)
-                except Exception as inner:  # keep torch's error; say why ours is missing
+                except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
             raise
 

@@ -88,10 +88,10 @@ def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
         with tokenize.open(abspath) as f:
             code = compile(f.read(), abspath, "exec")
         with rec:
-            exec(code, module.__dict__)
+            exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
     except SystemExit as exc:
         return Report("finished", silent_writes=_silent(rec), exit_code=_exit_code(exc), notes=tuple(rec.notes))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the script dies of is reported
         if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
             return _inplace_report(exc, rec)
         return Report("other_error", f"{type(exc).__name__}: {exc}", silent_writes=_silent(rec),
