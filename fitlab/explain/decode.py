@@ -1,0 +1,135 @@
+"""Parse torch's "modified by an inplace operation" message, in any version's wording, into facts.
+
+The library returns facts and keys; the page chooses the words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_CHARS = 20_000
+
+_CORE = re.compile(r"needed for gradient computation has been modified by an inplace operation")
+# Each part is anchored on literal text and uses bounded, non-nested repetition, so a
+# search over MAX_CHARS characters stays linear.
+_TENSOR = re.compile(r": \[(?P<type>[A-Za-z_][\w.]{0,60}) \[(?P<shape>[0-9, ]{0,200})\]\]")
+_PRODUCER = re.compile(r", which is output (?P<index>\d{1,6}) of (?P<producer>[A-Za-z_]\w{0,100}),")
+_VERSIONS = re.compile(r",? is at version (?P<now>\d{1,18}); expected version (?P<expected>\d{1,18}) instead")
+_HINT_ANOMALY = "enable anomaly detection"
+_HINT_BACKTRACE = "the backtrace further above"
+
+_DTYPES = {
+    "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+    "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
+    "Bool": "bool", "ComplexFloat": "complex64", "ComplexDouble": "complex128",
+    "ComplexHalf": "complex32",
+}
+_LEGACY = re.compile(r"torch\.(?:(?P<device>[a-z]\w{0,20})\.)?(?P<dtype>[A-Za-z0-9]{1,20})Tensor")
+_BACKEND = re.compile(r"(?P<device>CPU|CUDA|HIP|XPU|MPS|XLA|Meta|Lazy)(?P<dtype>[A-Za-z0-9]{1,20})Type")
+
+_KINDS = (
+    ("transposed_weight", {"asstrided", "t", "transpose", "permute", "expand", "numpyt", "mt"}),
+    ("activation_output", {"relu", "sigmoid", "tanh", "exp", "exp2", "expm1", "softmax", "logsoftmax",
+                           "elu", "selu", "celu", "gelu", "silu", "mish", "leakyrelu", "hardtanh",
+                           "hardsigmoid", "hardswish", "softplus", "relu6", "threshold", "sqrt",
+                           "rsqrt", "reciprocal", "erf", "logsigmoid", "prelu"}),
+    ("index_view", {"select", "slice", "index", "unsqueeze", "squeeze", "view", "reshapealias",
+                    "unsafeview", "narrow", "split", "splitwithsizes", "unbind", "diagonal",
+                    "alias", "unfold", "indexselect", "gather"}),
+)
+_CAUSES = {
+    "transposed_weight": ("reinit_or_step_on_weights", "optimizer_step_between_backwards"),
+    "activation_output": ("inplace_activation", "augmented_assignment", "index_assignment"),
+    "index_view": ("index_assignment", "augmented_assignment"),
+    "leaf": ("optimizer_step_between_backwards", "reinit_or_step_on_weights", "augmented_assignment"),
+    "other": ("augmented_assignment", "index_assignment", "optimizer_step_between_backwards"),
+    "unknown": ("augmented_assignment", "index_assignment", "inplace_activation",
+                "optimizer_step_between_backwards", "reinit_or_step_on_weights"),
+}
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """The facts in one in-place error message. Fields the message lacks are None.
+
+    tensor_type: as printed, e.g. "torch.cuda.FloatTensor"; dtype/device are derived
+    from it. producer: the node that made the tensor without its "Backward0" suffix,
+    e.g. "AsStrided", "T", "Relu"; kind: a key for the producer's family ("leaf" with
+    no producer, "unknown" when the message names no tensor at all); gap: writes
+    since the save (version - expected_version); causes: likely-cause keys, most likely first.
+    """
+
+    tensor_type: str | None
+    dtype: str | None
+    device: str | None
+    shape: tuple | None
+    output_index: int | None
+    producer: str | None
+    kind: str
+    version: int | None
+    expected_version: int | None
+    gap: int | None
+    hint: str | None
+    causes: tuple
+
+
+def normalise_producer(name: str) -> str:
+    """"AsStridedBackward0" -> "AsStrided", "TBackward" -> "T", "Relu" -> "Relu"."""
+    stripped = re.sub(r"Backward\d*$", "", name)
+    return stripped or name
+
+
+def producer_kind(producer: str | None) -> str:
+    """The kind key of a (normalised) producer name, "leaf" when there is none."""
+    if producer is None:
+        return "leaf"
+    low = producer.lower()
+    for kind, names in _KINDS:
+        if low in names:
+            return kind
+    return "other"
+
+
+def _type_facts(tensor_type: str) -> tuple:
+    m = _LEGACY.fullmatch(tensor_type)
+    if m:
+        return _DTYPES.get(m["dtype"]), (m["device"] or "cpu")
+    m = _BACKEND.fullmatch(tensor_type)
+    if m:
+        return _DTYPES.get(m["dtype"]), m["device"].lower()
+    return None, None
+
+
+def decode(message: str) -> Decoded | None:
+    """The facts of an in-place error message, or None if `message` is not one. Never raises."""
+    if not isinstance(message, str):
+        return None
+    text = message[:MAX_CHARS]
+    core = _CORE.search(text)
+    if core is None:
+        return None
+    pos = core.end()
+    tensor_type = dtype = device = shape = index = producer = version = expected = None
+    m = _TENSOR.match(text, pos)
+    if m:
+        tensor_type = m["type"]
+        dtype, device = _type_facts(tensor_type)
+        dims = [d.strip() for d in m["shape"].split(",")]
+        if all(dims) or dims == [""]:
+            shape = tuple(int(d) for d in dims if d)
+        pos = m.end()
+        m = _PRODUCER.match(text, pos)
+        if m:
+            index, producer = int(m["index"]), normalise_producer(m["producer"])
+            pos = m.end() - 1
+        m = _VERSIONS.match(text, pos)
+        if m:
+            version, expected = int(m["now"]), int(m["expected"])
+    tail = text[pos:]
+    hint = "anomaly" if _HINT_ANOMALY in tail else "backtrace" if _HINT_BACKTRACE in tail else None
+    kind = producer_kind(producer) if tensor_type is not None else "unknown"
+    return Decoded(
+        tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
+        producer=producer, kind=kind, version=version, expected_version=expected,
+        gap=None if version is None else version - expected, hint=hint, causes=_CAUSES[kind])
