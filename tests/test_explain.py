@@ -146,7 +146,8 @@ def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path):
     assert stderr.strip().splitlines()[-1].startswith("ValueError")
     assert "fitlab" + os.sep + "explain" not in stderr
     # The same traceback Python prints for the script run alone.
-    alone = subprocess.run([sys.executable, str(SCRIPTS / "other_error.py")], capture_output=True, text=True, check=False)
+    alone = subprocess.run([sys.executable, str(SCRIPTS / "other_error.py")],
+                           capture_output=True, text=True, check=False)
     assert stderr.strip() == alone.stderr.strip()
 
 
