@@ -1,5 +1,6 @@
 """The blog's setup, written once: generator → teacher → inputs → labels →
-the student's in-place re-initialisation (→ untie).
+the student's in-place re-initialisation (→ untie); and the blog's test
+figure, also written once.
 
 Every run, replay and variant of fitlab starts here, so every one draws the
 same numbers in the same order as the blog's script does with
@@ -76,3 +77,18 @@ def setup(config: Config, labeller: Labeller | None = None, *, copy_teacher: boo
     if not config.tied:
         student = untie(student)
     return Start(teacher, teacher_layers, inputs, labels, student)
+
+
+def blog_test_figure(batch_losses, n_test: int) -> float:
+    """What the blog's `test()` prints, from its per-batch mean losses (float32
+    scalars, in batch order), computed as it computes it: each batch's loss is
+    added into every entry of `torch.zeros_like(test_label)` (n_test × 1,
+    float32), and the figure is that tensor's sum over its n_test entries.
+
+    So it is the sum of the batch means, not their mean: about n_batches times
+    the true test MSE (30 times at the blog's 150 test rows in batches of 5).
+    """
+    loss_sum = torch.zeros(n_test, 1)
+    for loss in batch_losses:
+        loss_sum += torch.as_tensor(loss, dtype=torch.float32)
+    return (torch.sum(loss_sum) / len(loss_sum)).item()
