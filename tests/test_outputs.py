@@ -46,10 +46,11 @@ def test_history_csv_reads_back_with_config_columns(run):
 
 
 def test_loss_chart_draws_both_splits_with_tooltips(run):
-    spec = loss_chart(run.history).to_dict()
+    # A layer: the lines first, then (when given) the constant predictor's rules.
+    spec = loss_chart(run.history).to_dict()["layer"][0]
     assert spec["mark"]["type"] == "line"
     assert {t["field"] for t in spec["encoding"]["tooltip"]} == {"epoch", "split", "loss"}
-    log_spec = loss_chart(run.history, log_scale=True).to_dict()
+    log_spec = loss_chart(run.history, log_scale=True).to_dict()["layer"][0]
     assert log_spec["encoding"]["y"]["scale"]["type"] == "log"
     long = loss_long(run.history)
     assert len(long) == 2 * len(run.history) and set(long.split) == {"train", "test"}

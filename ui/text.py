@@ -54,15 +54,52 @@ the in-place re-initialisation.
 """
 
 
-def blog_figure_note(run: Run) -> str:
-    """One sentence on the blog's test figure versus the true test MSE."""
+def blog_figure_note(run: Run) -> str | None:
+    """One sentence on the blog's test figure versus the true test MSE; None
+    when there is no figure to compare (a diverged run's is NaN or inf)."""
     config = run.config
+    if run.blog_test_loss is None or not math.isfinite(run.blog_test_loss):
+        return None
     n_batches = math.ceil(config.n_test / config.batch_size)
     true_mse = run.history.test_loss.iloc[-1]
+    if n_batches == 1:
+        return (f"The test loss here is the true mean squared error over the {config.n_test} test "
+                f"rows ({true_mse:.4g}); with one test batch, the blog's script prints the same "
+                f"figure ({run.blog_test_loss:.4g}).")
     return (f"The test loss here is the true mean squared error over the {config.n_test} "
             f"test rows ({true_mse:.4g}); the blog's script would print "
             f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
             f"instead of averaging them.")
+
+
+def r_squared_text(value: float) -> str:
+    """R² as the page shows it: two decimals, or "n/a" when undefined."""
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def fit_note(run: Run) -> tuple[str, bool] | None:
+    """(markdown, worse) comparing the final student with the constant
+    predictor; worse is True when the student's test MSE is above the
+    constant's. None for a diverged run (its losses are not numbers)."""
+    if run.diverged_at is not None:
+        return None
+    base, last = run.baseline, run.history.iloc[-1]
+    test_r2 = r_squared_text(base.r_squared(last.test_loss, "test"))
+    constant = (f"Predicting the training labels' mean ({base.constant:.4g}) for every row, with no "
+                f"training at all, scores test MSE {base.test_mse:.4g} and train MSE {base.train_mse:.4g} "
+                "(the dashed lines on the chart)")
+    if last.test_loss <= base.test_mse:
+        times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
+        return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
+    fall = run.history.train_loss.iloc[0] / last.train_loss if last.train_loss > 0 else math.inf
+    fell = f"{fall:,.0f}" if fall >= 10 else f"{fall:.2g}"
+    train_side = ("worse there too" if last.train_loss > base.train_mse else "better there")
+    return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
+            f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
+            f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
+            f"Its train loss fell {fell}-fold, which says it improved on its random start, not that "
+            "it fits. What usually helps: more epochs (Advanced › Epochs), or a larger "
+            "learning rate while training stays stable.", True)
 
 
 def divergence_note(run: Run) -> str | None:
@@ -74,7 +111,8 @@ def divergence_note(run: Run) -> str | None:
     return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
             f"became NaN, because each SGD step overshot by more than the last (learning "
             f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
-            f"losses ({drawn}); the tables and the CSV keep everything, NaN and inf included.")
+            f"losses ({drawn}) and marks epoch {epoch} in red; the tables and the CSV keep "
+            "everything, NaN and inf included.")
 
 
 def engine_note(run: Run) -> str:
