@@ -21,6 +21,14 @@ from fitlab.data import draw_inputs, make_labels
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.weights import Layers
 
+# The error as the blog post quotes it, from an older torch: 2.13 words the
+# tensor's origin and the hint differently (ui/text.py says how).
+BLOG_ERROR_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [torch.FloatTensor [5, 1]], which is output 0 of AsStridedBackward0, is at "
+    "version 2; expected version 1 instead. Hint: enable anomaly detection to find the "
+    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+
 # (teacher, X) -> labels; None when the caller makes them itself.
 Labeller = Callable[[TiedNet, torch.Tensor], "torch.Tensor | None"]
 Reinitialiser = Callable[[TiedNet, torch.Generator], None]

@@ -11,6 +11,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
+from fitlab.failure.autopsy import autopsy
 from fitlab.tables import history_csv
 from ui.text import blog_figure_note, error_explanation
 
@@ -65,7 +66,7 @@ def test_loss_long_keeps_only_drawable_points():
 
 def test_lesson_quotes_the_real_versions_and_shape():
     failed = train(Config(detach=False, width=9))
-    text = error_explanation(failed)
+    text = error_explanation(failed, autopsy(failed.config))
     assert "`[9, 1]`" in text and "saved at version 1 and is now at version 2" in text
     assert "reshape" in text
 
