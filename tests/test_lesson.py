@@ -15,7 +15,8 @@ from fitlab.data import attached_labels
 from fitlab.engines.autograd import fit
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.graph import grad_fns, named_in_error
-from ui.text import GRAD_MODE_NOTE, error_explanation, wording_note
+from fitlab.failure.vivid import EDITS, NETS, vivid_example
+from ui.text import GRAD_MODE_NOTE, error_explanation, vivid_note, vivid_table, wording_note
 
 
 def test_a_views_history_is_regenerated_as_asstrided_by_an_in_place_write_to_its_base():
@@ -118,3 +119,40 @@ def test_set_grad_enabled_true_changes_nothing_here():
     assert out["error"] == train(Config(detach=False)).error.message
     assert "`torch.is_grad_enabled()` is `True`" in GRAD_MODE_NOTE
     assert "torch.autograd.set_detect_anomaly(True)" in GRAD_MODE_NOTE
+
+
+# ---- the blog's "more vivid example" -----------------------------------------
+
+@pytest.mark.parametrize("overrides", [{}, dict(width=7, shared_repeats=0)])
+def test_the_vivid_example_runs_on_the_blogs_net_and_raises_after_a_relu(overrides):
+    cases = {(c.net, c.edit): c for c in vivid_example(Config(detach=False, **overrides))}
+    assert set(cases) == {(n, e) for n in NETS for e in EDITS}
+    for edit in EDITS:
+        plain, relu = cases[(NETS[0], edit)], cases[(NETS[1], edit)]
+        assert plain.error is None and plain.node == "AddmmBackward0" and "result" not in plain.saved
+        assert relu.node == "ReluBackward0" and relu.saved == ("result",)
+        assert "output 0 of Relu, is at version 1; expected version 0" in relu.error
+
+
+def test_the_vivid_example_independently():
+    # The blog's snippet as written, on a fresh net and a net ending in ReLU.
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(10, 5), nn.ReLU(), nn.Linear(5, 1))
+    x, y = torch.randn(20, 10), torch.randn(20, 1)
+    label = net(x)
+    label += 1
+    nn.MSELoss()(label, y).backward()  # runs: addmm saved its inputs, not its output
+    label = nn.Sequential(net, nn.ReLU())(x)
+    label[0, 0] = label[0, 0] * 2
+    with pytest.raises(RuntimeError, match="output 0 of Relu, is at version 1; expected version 0"):
+        nn.MSELoss()(label, y).backward()
+
+
+def test_the_vivid_page_words_come_from_the_runs():
+    cases = vivid_example(Config(detach=False))
+    note = vivid_note(cases)
+    assert "2 of 4 edits run and 2 raise" in note and "`AddmmBackward0`" in note and "`result`" in note
+    table = vivid_table(cases)
+    assert list(table["loss.backward()"]) == ["✓ runs", "✓ runs"] + [
+        "✗ RuntimeError: [torch.FloatTensor [200, 1]], which is output 0 of Relu, is at version 1; "
+        "expected version 0"] * 2

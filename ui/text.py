@@ -12,6 +12,7 @@ from fitlab.blog import BLOG_ERROR_MESSAGE
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
 from fitlab.failure.graph import named_in_error
+from fitlab.failure.vivid import NETS, VividCase
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -274,3 +275,37 @@ def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
                           "outcome": outcome_text(o, blog), "verdict": verdict(o, blog, detached)}
                          for o in outcomes])
+
+
+def vivid_table(cases: tuple[VividCase, ...]) -> pd.DataFrame:
+    """net, edit, what made label (and what it saved), outcome: one row per case."""
+    return pd.DataFrame([{
+        "net": c.net, "in-place edit of label": c.edit,
+        "label made by (saved)": f"{c.node} ({', '.join(c.saved) or 'nothing'})",
+        "loss.backward()": "✓ runs" if c.error is None else f"✗ RuntimeError: {_tensor_part(c.error)}",
+    } for c in cases])
+
+
+def _tensor_part(message: str) -> str:
+    """The part of an in-place error naming the tensor and its versions."""
+    found = re.search(r"\[torch\.\w+ \[[\d, ]*\]\], which is output \d+ of \w+, is at version \d+; "
+                      r"expected version \d+", message)
+    return found.group(0) if found else message
+
+
+def vivid_note(cases: tuple[VividCase, ...]) -> str:
+    """Markdown: what the runs of the blog's vivid example showed."""
+    ran = [c for c in cases if c.error is None]
+    raised = [c for c in cases if c.error is not None]
+    blog_net = next(c for c in cases if c.net == NETS[0])
+    relu_net = next(c for c in cases if c.net == NETS[1])
+    return (
+        "The blog's other example edits the net's output in place before the loss "
+        "(`label += 1`, or `label[0, 0] = label[0, 0] * 2`) and says this breaks backward. Run here "
+        f"on this net, {len(ran)} of {len(cases)} edits run and {len(raised)} raise. On the blog's net "
+        f"the output comes from `{blog_net.node}`, which saved only its inputs "
+        f"({', '.join(f'`{n}`' for n in blog_net.saved)}): nothing backward needs was written, so the "
+        f"edits are harmless. End the net with a ReLU and the output comes from `{relu_net.node}`, "
+        f"which saved its output (`{', '.join(relu_net.saved)}`): the same edits then bump the version "
+        "of a saved tensor, and backward refuses. An in-place edit fails only when it writes to "
+        "something a node saved.")

@@ -12,8 +12,18 @@ from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
+from fitlab.failure.vivid import VividCase, vivid_example
 from fitlab.run import Run
-from ui.text import FIX_CODE, GRAD_MODE_NOTE, error_explanation, gallery_messages, gallery_table, wording_note
+from ui.text import (
+    FIX_CODE,
+    GRAD_MODE_NOTE,
+    error_explanation,
+    gallery_messages,
+    gallery_table,
+    vivid_note,
+    vivid_table,
+    wording_note,
+)
 
 _STALE_ROW = "background-color: #fde0e0"
 
@@ -43,6 +53,12 @@ def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
     return anomaly_trace(config)
 
 
+@st.cache_data(max_entries=32, show_spinner="Running the blog's vivid example…")
+def cached_vivid_example(config: Config) -> tuple[VividCase, ...]:
+    """vivid_example(config), once per config."""
+    return vivid_example(config)
+
+
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
 def cached_outcome(config: Config, variant: int) -> FixOutcome:
     """run_variant(config, VARIANTS[variant]), once per config and variant."""
@@ -61,15 +77,16 @@ def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:
 
 
 def failure_diagnosis(config: Config) -> None:
-    """Sections 1–4 under the error panel: version ledger, the labels'
-    graph, the anomaly trace, the fix gallery."""
+    """Sections 1–5 under the error panel: version ledger, the labels'
+    graph, the anomaly trace, the fix gallery, the blog's vivid example."""
     st.header("Inside the failure")
-    st.caption("Four views of the same failure, each replayed from your settings.")
+    st.caption("Five views of the same failure, each replayed from your settings.")
     found = cached_autopsy(config)
     version_ledger_section(found)
     graph_section(found)
     anomaly_section(cached_anomaly_trace(config))
     gallery_section(config)
+    vivid_section(cached_vivid_example(config))
 
 
 def version_ledger_section(found: Autopsy) -> None:
@@ -160,3 +177,10 @@ def gallery_section(config: Config) -> None:
     with st.expander("Torch's messages in full"):
         for message in gallery_messages(outcomes):
             st.code(message, language="text", wrap_lines=True)
+
+
+def vivid_section(cases: tuple[VividCase, ...]) -> None:
+    """5. The blog's "more vivid example", run on this net and on one ending in ReLU."""
+    st.subheader("5. The blog's “more vivid example”, run")
+    st.markdown(vivid_note(cases))
+    st.table(vivid_table(cases).style.hide(axis="index"))
