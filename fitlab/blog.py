@@ -1,5 +1,6 @@
 """The blog's setup, written once: generator → teacher → inputs → labels →
-the student's in-place re-initialisation (→ untie).
+the student's in-place re-initialisation (→ untie); and the blog's test
+figure, also written once.
 
 Every run, replay and variant of fitlab starts here, so every one draws the
 same numbers in the same order as the blog's script does with
@@ -19,6 +20,14 @@ from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.weights import Layers
+
+# The error as the blog post quotes it, from an older torch: 2.13 words the
+# tensor's origin and the hint differently (ui/text.py says how).
+BLOG_ERROR_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [torch.FloatTensor [5, 1]], which is output 0 of AsStridedBackward0, is at "
+    "version 2; expected version 1 instead. Hint: enable anomaly detection to find the "
+    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
 
 # (teacher, X) -> labels; None when the caller makes them itself.
 Labeller = Callable[[TiedNet, torch.Tensor], "torch.Tensor | None"]
@@ -76,3 +85,18 @@ def setup(config: Config, labeller: Labeller | None = None, *, copy_teacher: boo
     if not config.tied:
         student = untie(student)
     return Start(teacher, teacher_layers, inputs, labels, student)
+
+
+def blog_test_figure(batch_losses, n_test: int) -> float:
+    """What the blog's `test()` prints, from its per-batch mean losses (float32
+    scalars, in batch order), computed as it computes it: each batch's loss is
+    added into every entry of `torch.zeros_like(test_label)` (n_test × 1,
+    float32), and the figure is that tensor's sum over its n_test entries.
+
+    So it is the sum of the batch means, not their mean: about n_batches times
+    the true test MSE (30 times at the blog's 150 test rows in batches of 5).
+    """
+    loss_sum = torch.zeros(n_test, 1)
+    for loss in batch_losses:
+        loss_sum += torch.as_tensor(loss, dtype=torch.float32)
+    return (torch.sum(loss_sum) / len(loss_sum)).item()

@@ -7,6 +7,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from fitlab.baseline import Baseline
 from fitlab.run import Run
 from fitlab.runlog import LoggedRun, overlay_long
 from fitlab.shared_layer.tying import student_kind
@@ -25,24 +26,61 @@ def loss_long(history: pd.DataFrame, log_scale: bool = False) -> pd.DataFrame:
     return long[drawable].reset_index(drop=True)
 
 
-def loss_chart(history: pd.DataFrame, log_scale: bool = False) -> alt.Chart:
-    """Train and test MSE per epoch, one line each, with tooltips."""
+def loss_chart(history: pd.DataFrame, log_scale: bool = False, baseline: Baseline | None = None,
+               diverged_at: int | None = None) -> alt.LayerChart:
+    """Train and test MSE per epoch, one line each, with tooltips; with a
+    `baseline`, the constant predictor's MSE as a dashed rule per split; with
+    `diverged_at`, that epoch marked, and the x axis ending there (every later
+    loss is NaN or inf, and a log axis would stretch to the last epoch with
+    nothing to draw)."""
     data = loss_long(history, log_scale)
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
-    return (
-        alt.Chart(data)
-        .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0) if len(history) > 60 else True)
-        .encode(
-            x=alt.X("epoch:Q", title="epoch"),
-            y=alt.Y("loss:Q", title="mean squared error", scale=scale),
-            color=alt.Color("split:N", title=None, sort=["train", "test"],
-                            scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),
-            tooltip=[alt.Tooltip("epoch:Q"), alt.Tooltip("split:N"),
-                     alt.Tooltip("loss:Q", format=".6g")],
-        )
-        .properties(height=320)
-        .interactive(bind_y=False)
+    x_scale = alt.Scale(domain=[0, diverged_at]) if diverged_at is not None else alt.Undefined
+    # Points only where a line has too few of them to be seen: a line through
+    # a single finite epoch draws nothing.
+    many = data["epoch"].nunique() > 60
+    lines = alt.Chart(data).mark_line(
+        point=alt.OverlayMarkDef(size=12, opacity=0) if many else True
+    ).encode(
+        x=alt.X("epoch:Q", title="epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
+        y=alt.Y("loss:Q", title="mean squared error", scale=scale),
+        tooltip=[alt.Tooltip("epoch:Q"), alt.Tooltip("split:N"), alt.Tooltip("loss:Q", format=".6g")],
     )
+    layers = [lines.interactive(bind_y=False)]
+    if baseline is not None:
+        rules = constant_rules(baseline, log_scale)
+        base = alt.Chart(rules).encode(y=alt.Y("loss:Q"))
+        layers.append(base.mark_rule(strokeDash=[5, 4], opacity=0.8).encode(
+            tooltip=[alt.Tooltip("label:N", title="constant predictor"),
+                     alt.Tooltip("loss:Q", title="MSE", format=".6g")]))
+        for above in (True, False):  # the two labels apart, however close the rules
+            layers.append(base.transform_filter(alt.datum.above == above).mark_text(
+                align="right", baseline="bottom" if above else "top", dx=-4, dy=-2 if above else 2,
+                fontSize=11).encode(x=alt.value("width"), text="label:N"))
+    if diverged_at is not None:
+        mark = pd.DataFrame({"epoch": [diverged_at], "label": [f"diverged at epoch {diverged_at}"]})
+        base = alt.Chart(mark).encode(x=alt.X("epoch:Q"), color=alt.value(DIVERGED_COLOUR))
+        layers.append(base.mark_rule(strokeWidth=2))
+        layers.append(base.mark_text(align="right", baseline="top", dx=-4, y=4, fontSize=11).encode(
+            text="label:N"))
+    return alt.layer(*layers).encode(
+        color=alt.Color("split:N", title=None, sort=["train", "test"],
+                        scale=alt.Scale(domain=["train", "test"], range=["#1f77b4", "#ff7f0e"])),
+    ).properties(height=320)
+
+
+DIVERGED_COLOUR = "#d62728"
+
+
+def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
+    """split, loss, label, above: the constant predictor's MSE per split, as
+    the loss chart's rules draw them (on a log axis, only positive ones);
+    `above` puts the higher rule's label above it, the other's below."""
+    rules = pd.DataFrame({"split": ["train", "test"],
+                          "loss": [baseline.train_mse, baseline.test_mse]})
+    rules["label"] = "constant predictor: " + rules["split"]
+    rules["above"] = rules["loss"] >= rules["loss"].max()
+    return rules[np.isfinite(rules["loss"]) & ((rules["loss"] > 0) if log_scale else True)]
 
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from fitlab.baseline import Baseline, constant_baseline
 from fitlab.config import Config
 from fitlab.student.distance import DistanceRecords
 from fitlab.student.records import StudentTeacher
@@ -70,6 +72,12 @@ class Run:
         from the initial and from the final student (t = 0) to the teacher
         (t = 1)."""
         return self.student_teacher.loss_slices
+
+    @cached_property
+    def baseline(self) -> Baseline:
+        """The constant predictor (the training labels' mean) on this run's
+        rows, and the labels' variances R² is measured against."""
+        return constant_baseline(self.student_teacher.labels, self.config.n_train)
 
     @property
     def diverged_at(self) -> int | None:

@@ -86,8 +86,9 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
     assert set(distances.layer) == {"first", "shared (used 2×)", "last"}
     _, slices = chart_by_colour(app, "path")
     assert set(slices.path) == {"initial student → teacher", "final student → teacher"}
-    layered = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")
-               if "layer" in json.loads(c.proto.spec)]
+    # The loss chart (Training tab, colour by split) is layered too: its constant-predictor rules.
+    layered = [spec for spec in (json.loads(c.proto.spec) for c in app.get("vega_lite_chart"))
+               if "layer" in spec and spec.get("encoding", {}).get("color", {}).get("field") != "split"]
     assert len(layered) == 1   # the prediction scatter with its y = x line
 
 

@@ -122,3 +122,13 @@ def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
     assert "5. Tied-gradient ledger" not in [s.value for s in app.subheader]
     open_tab(app, GRADIENTS)
     assert app.toggle(key="gradients_entries").value
+
+
+def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
+    assert "5. The blog's “more vivid example”, run" in [s.value for s in failing.subheader]
+    vivid = failing.table[-1].value
+    assert list(vivid["loss.backward()"][:2]) == ["✓ runs", "✓ runs"]
+    assert all(v.startswith("✗ RuntimeError") for v in vivid["loss.backward()"][2:])
+    assert any("`TBackward0`" in m.value and "`AsStridedBackward0`" in m.value for m in failing.markdown)
+    assert any("where the blog's reads `AsStridedBackward0`" in c.value for c in failing.caption)
+    assert any("torch.set_grad_enabled(True)" in m.value for m in failing.markdown)

@@ -5,9 +5,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fitlab import Config, train
-from tests.reference.blog import blog_run
+from tests.reference.blog import blog_run, blog_script
 
 CONFIGS = [
     dict(),
@@ -95,3 +97,36 @@ def test_untied_student_starts_from_the_tied_values_and_has_more_parameters():
     assert len(untied.student_params) == len(tied.student_params) + 5 * 5 + 5
     assert tied.teacher_params.equals(untied.teacher_params)
     assert tied.history.train_loss[1] != untied.history.train_loss[1]
+
+
+def blog_settings(config: Config) -> dict:
+    return {k: v for k, v in config.as_dict().items() if k not in ("tied", "engine")}
+
+
+def assert_bit_identical(config: Config):
+    """The autograd engine computes the blog's script's very bits: every
+    epoch's train loss, every final parameter, the printed test figure."""
+    run = train(config)
+    blog = blog_script(**blog_settings(config))
+    assert run.engine == "autograd" and blog.error is None and run.error is None
+    assert np.array_equal(run.history.train_loss[1:].to_numpy(), np.array(blog.losses), equal_nan=True)
+    ours = run.student_params.value.to_numpy().astype(np.float32)
+    assert np.array_equal(ours, np.concatenate([p.reshape(-1).numpy() for _, p in blog.final]),
+                          equal_nan=True)
+    assert np.array_equal([run.blog_test_loss], [blog.test_figure], equal_nan=True)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
+def test_autograd_engine_is_bit_identical_to_the_blogs_dataloader_loop(overrides):
+    assert_bit_identical(Config(**overrides, engine="autograd"))
+
+
+# Drawn configs, derandomized so every machine checks the same ones.
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), width=st.integers(1, 24), repeats=st.integers(0, 4),
+       lr=st.sampled_from([0.001, 0.01, 0.05, 0.2, 2.0]), n_train=st.integers(1, 60),
+       batch=st.integers(1, 16), in_features=st.integers(1, 12), epochs=st.integers(1, 12))
+def test_bit_identity_over_drawn_configs_and_seeds(seed, width, repeats, lr, n_train, batch, in_features, epochs):
+    assert_bit_identical(Config(seed=seed, width=width, shared_repeats=repeats, lr=lr, n_train=n_train,
+                                batch_size=min(batch, n_train), in_features=in_features,
+                                n_samples=n_train + 30, epochs=epochs, engine="autograd"))

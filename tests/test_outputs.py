@@ -11,6 +11,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
+from fitlab.failure.autopsy import autopsy
 from fitlab.tables import history_csv
 from ui.text import blog_figure_note, error_explanation
 
@@ -46,10 +47,11 @@ def test_history_csv_reads_back_with_config_columns(run):
 
 
 def test_loss_chart_draws_both_splits_with_tooltips(run):
-    spec = loss_chart(run.history).to_dict()
+    # A layer: the lines first, then (when given) the constant predictor's rules.
+    spec = loss_chart(run.history).to_dict()["layer"][0]
     assert spec["mark"]["type"] == "line"
     assert {t["field"] for t in spec["encoding"]["tooltip"]} == {"epoch", "split", "loss"}
-    log_spec = loss_chart(run.history, log_scale=True).to_dict()
+    log_spec = loss_chart(run.history, log_scale=True).to_dict()["layer"][0]
     assert log_spec["encoding"]["y"]["scale"]["type"] == "log"
     long = loss_long(run.history)
     assert len(long) == 2 * len(run.history) and set(long.split) == {"train", "test"}
@@ -64,7 +66,7 @@ def test_loss_long_keeps_only_drawable_points():
 
 def test_lesson_quotes_the_real_versions_and_shape():
     failed = train(Config(detach=False, width=9))
-    text = error_explanation(failed)
+    text = error_explanation(failed, autopsy(failed.config))
     assert "`[9, 1]`" in text and "saved at version 1 and is now at version 2" in text
     assert "reshape" in text
 

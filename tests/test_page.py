@@ -34,8 +34,11 @@ def test_default_page_renders_chart_and_both_tables(app):
     run = train(Config())
     teacher = app.dataframe[0].value
     assert teacher.equals(run.teacher_params)
-    assert [m.value for m in app.metric] == [f"{run.history.train_loss.iloc[-1]:.4g}",
-                                             f"{run.history.test_loss.iloc[-1]:.4g}"]
+    last = run.history.iloc[-1]
+    assert [m.value for m in app.metric] == [
+        f"{last.train_loss:.4g}", f"{last.test_loss:.4g}",
+        f"{run.baseline.r_squared(last.train_loss, 'train'):.2f}",
+        f"{run.baseline.r_squared(last.test_loss, 'test'):.2f}"]
     assert app.get("download_button")
 
 
@@ -81,8 +84,9 @@ def test_batch_size_follows_a_smaller_n_train(app):
 
 
 def test_log_scale_toggle(app):
+    # The lines are the chart's first layer.
     linear = json.loads(loss_charts(app.toggle(key="log_scale").set_value(False).run())[0].proto.spec)
-    assert linear["encoding"]["y"]["scale"] == {"zero": True}
+    assert linear["layer"][0]["encoding"]["y"]["scale"] == {"zero": True}
     app.toggle(key="log_scale").set_value(True).run()
     spec = json.loads(loss_charts(app)[0].proto.spec)
-    assert spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"

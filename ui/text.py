@@ -8,7 +8,11 @@ import re
 
 import pandas as pd
 
+from fitlab.blog import BLOG_ERROR_MESSAGE
+from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
+from fitlab.failure.graph import named_in_error
+from fitlab.failure.vivid import NETS, VividCase
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -21,9 +25,11 @@ with torch.no_grad():
     labels = net(X).reshape((-1, 1))"""
 
 
-def error_explanation(run: Run) -> str:
+def error_explanation(run: Run, found: Autopsy) -> str:
     """Markdown: what really went wrong in a failed run, quoting torch's
-    message for the shape and the two version numbers."""
+    message for the shape and the two version numbers, and the replay
+    (`found`, fitlab.failure.autopsy) for what was saved and how the saved
+    view's history changed."""
     message = run.error.message
     versions = _VERSIONS.search(message)
     shape = _SHAPE.search(message)
@@ -33,13 +39,27 @@ def error_explanation(run: Run) -> str:
         moved = f"It was saved at version {saved} and is now at version {now}."
     else:
         moved = "Its version counter moved on after it was saved."
+    ledger = found.ledger
+    saved_weights = [p for p, how in zip(ledger.parameter, ledger["saved by the labels' graph"])
+                     if how != "not saved"]
+    unsaved = [p for p in ledger.parameter if p not in saved_weights]
+    culprit = named_in_error(found.graph, found.error or "")
+    history = ""
+    if culprit is not None and culprit.saved_grad_fn != culprit.grad_fn:
+        history = (f" When it was saved, that view's own history (`grad_fn`) was "
+                   f"`{culprit.saved_grad_fn}`; after the in-place write to its base it is "
+                   f"`{culprit.grad_fn}`: autograd regenerates a view's history once its base is "
+                   "written in place, so the word in the message is itself a trace of the write.")
     return f"""\
 **What actually went wrong**
 
 1. The labels were computed by the teacher and **not detached**, so every label
    still carries the teacher's autograd graph. To differentiate later, that
-   graph *saved* the weights it multiplied by: {tensor} is the last layer's
-   weight, saved transposed (`weight.t()`, a strided view, hence "AsStrided").
+   graph *saved* each layer's input and, for every layer after the first, its
+   weight transposed (`weight.t()`, a view): {_names(saved_weights)}.
+   Not saved: {_names(unsaved)} (a bias is not needed to differentiate a
+   product, and the first layer's weight only for a gradient of X, which needs
+   none). {tensor} is the last layer's saved `weight.t()`.{history}
 2. The script then re-initialised **the same net in place** to make the
    student. Every in-place write bumps a tensor's version counter. {moved}
 3. The loss compares the student's output with the labels, so `loss.backward()`
@@ -54,15 +74,83 @@ the in-place re-initialisation.
 """
 
 
-def blog_figure_note(run: Run) -> str:
-    """One sentence on the blog's test figure versus the true test MSE."""
+def _names(parameters: list[str]) -> str:
+    return ", ".join(f"`{p}`" for p in parameters) or "none"
+
+
+_ORIGIN = re.compile(r"which is output \d+ of (\w+),")
+_HINT = re.compile(r"with (torch\.autograd\.set_detect_anomaly\([^)]*\))")
+
+
+def wording_note(message: str, torch_version: str) -> str | None:
+    """Markdown: how this torch's wording of the error differs from the
+    blog's (BLOG_ERROR_MESSAGE), or None if it reads the same."""
+    ours, theirs = (_ORIGIN.search(message), _HINT.search(message)), (
+        _ORIGIN.search(BLOG_ERROR_MESSAGE), _HINT.search(BLOG_ERROR_MESSAGE))
+    differences = [f"`{b.group(1)}` where the blog's reads `{a.group(1)}`"
+                   for a, b in zip(theirs, ours) if a and b and a.group(1) != b.group(1)]
+    if not differences:
+        return None
+    return (f"**Comparing with the blog's message?** Torch {torch_version} words it a little "
+            f"differently from the older torch the blog ran: {' and '.join(differences)}. "
+            "Same error, same cause.")
+
+
+# The blog "enabled" debugging with this; torch's hint means anomaly detection.
+GRAD_MODE_NOTE = (
+    "The blog says it turned on gradient tracking with `torch.set_grad_enabled(True)` to find "
+    "the line. That changes nothing here: gradient recording is already on by default "
+    "(`torch.is_grad_enabled()` is `True`), and it does not turn on anomaly detection. The "
+    "hint's tool is `torch.autograd.set_detect_anomaly(True)`, and it helps only if it is on "
+    "before the labels are made:")
+
+
+def blog_figure_note(run: Run) -> str | None:
+    """One sentence on the blog's test figure versus the true test MSE; None
+    when there is no figure to compare (a diverged run's is NaN or inf)."""
     config = run.config
+    if run.blog_test_loss is None or not math.isfinite(run.blog_test_loss):
+        return None
     n_batches = math.ceil(config.n_test / config.batch_size)
     true_mse = run.history.test_loss.iloc[-1]
+    if n_batches == 1:
+        return (f"The test loss here is the true mean squared error over the {config.n_test} test "
+                f"rows ({true_mse:.4g}); with one test batch, the blog's script prints the same "
+                f"figure ({run.blog_test_loss:.4g}).")
     return (f"The test loss here is the true mean squared error over the {config.n_test} "
             f"test rows ({true_mse:.4g}); the blog's script would print "
             f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
             f"instead of averaging them.")
+
+
+def r_squared_text(value: float) -> str:
+    """R² as the page shows it: two decimals, or "n/a" when undefined."""
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def fit_note(run: Run) -> tuple[str, bool] | None:
+    """(markdown, worse) comparing the final student with the constant
+    predictor; worse is True when the student's test MSE is above the
+    constant's. None for a diverged run (its losses are not numbers)."""
+    if run.diverged_at is not None:
+        return None
+    base, last = run.baseline, run.history.iloc[-1]
+    test_r2 = r_squared_text(base.r_squared(last.test_loss, "test"))
+    constant = (f"Predicting the training labels' mean ({base.constant:.4g}) for every row, with no "
+                f"training at all, scores test MSE {base.test_mse:.4g} and train MSE {base.train_mse:.4g} "
+                "(the dashed lines on the chart)")
+    if last.test_loss <= base.test_mse:
+        times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
+        return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
+    fall = run.history.train_loss.iloc[0] / last.train_loss if last.train_loss > 0 else math.inf
+    fell = f"{fall:,.0f}" if fall >= 10 else f"{fall:.2g}"
+    train_side = ("worse there too" if last.train_loss > base.train_mse else "better there")
+    return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
+            f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
+            f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
+            f"Its train loss fell {fell}-fold, which says it improved on its random start, not that "
+            "it fits. What usually helps: more epochs (Advanced › Epochs), or a larger "
+            "learning rate while training stays stable.", True)
 
 
 def divergence_note(run: Run) -> str | None:
@@ -74,7 +162,8 @@ def divergence_note(run: Run) -> str | None:
     return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
             f"became NaN, because each SGD step overshot by more than the last (learning "
             f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
-            f"losses ({drawn}); the tables and the CSV keep everything, NaN and inf included.")
+            f"losses ({drawn}) and marks epoch {epoch} in red; the tables and the CSV keep "
+            "everything, NaN and inf included.")
 
 
 def engine_note(run: Run) -> str:
@@ -107,37 +196,74 @@ def recording_note(distances: pd.DataFrame, epochs: int) -> str:
             f"costs linear assignments, so wide nets get fewer).")
 
 
-def outcome_text(outcome: FixOutcome) -> str:
-    """The exception exactly as torch raised it, or the final losses."""
-    if outcome.error is not None:
-        return f"{outcome.error.type}: {outcome.error.message}"
-    last = outcome.history.iloc[-1]
-    return f"trains: final train MSE {last.train_loss:.6g}, test MSE {last.test_loss:.6g}"
+def _first_sentence(message: str) -> str:
+    head, dot, rest = message.partition(". ")
+    return head + "." if dot and rest else message
+
+
+def outcome_text(outcome: FixOutcome, blog: FixOutcome | None = None) -> str:
+    """The exception as torch raised it (once: a message the blog's row
+    already shows is named, not repeated; another is cut to its first
+    sentence, whole under gallery_messages), or the final losses."""
+    err = outcome.error
+    if err is None:
+        last = outcome.history.iloc[-1]
+        return f"trains: final train MSE {last.train_loss:.6g}, test MSE {last.test_loss:.6g}"
+    if blog is None or outcome is blog:
+        return f"{err.type}: {err.message}"
+    if blog.error is not None and err.message == blog.error.message:
+        return f"{err.type}: the blog's message, word for word"
+    short = _first_sentence(err.message)
+    return f"{err.type}: {short}" + (" (whole message below)" if short != err.message else "")
+
+
+def gallery_messages(outcomes: tuple[FixOutcome, ...]) -> list[str]:
+    """Each distinct exception text of the gallery once, in row order."""
+    return list(dict.fromkeys(f"{o.error.type}: {o.error.message}" for o in outcomes if o.error is not None))
+
+
+# Why the variants that keep the labels' graph fail at batch 2.
+FREED_GRAPH = ("all 200 labels hang off one graph (the teacher's forward pass over all of X), and "
+               "the first backward() frees what it saved; batch 2's labels need it again")
 
 
 def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:
-    """A short judgement built from what the runs measured, against the
-    blog's run and the detached run."""
-    notes = []
+    """A scannable judgement built from what the runs measured, against the
+    blog's run and the detached run: ✓ a fix, ✗ no fix, ⚠ runs with a catch
+    (the catch stated)."""
     err = outcome.error
-    if err is None:
-        same = outcome.history.equals(detached.history)
-        identical = same and outcome is not detached
-        notes.append("fixes the error" + ("; numbers identical to .detach()" if identical else ""))
-    elif outcome is blog:
-        notes.append(f"fails at epoch {err.epoch}, batch {err.batch}: the in-place error")
-    elif blog.error is not None and err.message == blog.error.message:
-        notes.append("no fix: the blog's very error")
-    else:
-        passed = "the first step passes, then it " if (err.epoch, err.batch) != (1, 1) else "it "
-        notes.append(f"no fix: {passed}fails at epoch {err.epoch}, batch {err.batch} with a different error")
     gap = gradient_gap(outcome, detached)
-    if gap is not None and gap > 1e-6:
-        notes.append(f"first-batch gradients silently wrong (off by up to {gap:.3g})")
+    wrong = gap is not None and gap > 1e-6
+    catches = []
+    if wrong:
+        catches.append(f"the first step's gradients are wrong (off by up to {gap:.3g}): backward "
+                       "also runs through the labels' graph into the same weights, with the values "
+                       "the re-init wrote, and the version check cannot see it")
+    if err is None:
+        same = outcome.history.equals(detached.history) and outcome is not detached
+        if outcome.teacher_gradient is not None:
+            catches.append(f"the teacher's weights get gradients too (norm {outcome.teacher_gradient:.3g})")
+        if outcome.variant.retain_graph:
+            catches.append("every backward() also walks the teacher's graph of all 200 labels again, "
+                           "and keeps it in memory")
+        if wrong:
+            last, right = outcome.history.iloc[-1], detached.history.iloc[-1]
+            catches.append(f"it trains on wrong gradients to the end (final train MSE "
+                           f"{last.train_loss:.4g}, against {right.train_loss:.4g} with .detach())")
+        if not catches:
+            return "✓ fixes it" + ("; numbers identical to .detach()" if same else "")
+        return ("⚠ runs" + ("; numbers identical to .detach()" if same else "") + ", but: "
+                + "; ".join(catches))
+    if outcome is blog:
+        return f"✗ fails at epoch {err.epoch}, batch {err.batch}: the in-place error"
+    if blog.error is not None and err.message == blog.error.message:
+        return "✗ no fix: the blog's very error"
+    where = f"epoch {err.epoch}, batch {err.batch}"
+    passed = "the first step passes, then it fails" if (err.epoch, err.batch) != (1, 1) else "it fails"
+    why = f": {FREED_GRAPH}" if err.message.startswith("Trying to backward through the graph a second time") else ""
+    notes = [f"✗ no fix: {passed} at {where} with a different error{why}", *catches]
     if outcome.teacher_gradient is not None:
         notes.append(f"the teacher's weights got gradients (norm {outcome.teacher_gradient:.3g})")
-    if outcome.variant.retain_graph and err is None and detached.seconds > 0:
-        notes.append(f"{outcome.seconds / detached.seconds:.1f}× the time of .detach()")
     return "; ".join(notes)
 
 
@@ -147,5 +273,39 @@ def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     blog = next(o for o in outcomes if o.variant == BLOG)
     detached = next(o for o in outcomes if o.variant == DETACH)
     return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
-                          "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
+                          "outcome": outcome_text(o, blog), "verdict": verdict(o, blog, detached)}
                          for o in outcomes])
+
+
+def vivid_table(cases: tuple[VividCase, ...]) -> pd.DataFrame:
+    """net, edit, what made label (and what it saved), outcome: one row per case."""
+    return pd.DataFrame([{
+        "net": c.net, "in-place edit of label": c.edit,
+        "label made by (saved)": f"{c.node} ({', '.join(c.saved) or 'nothing'})",
+        "loss.backward()": "✓ runs" if c.error is None else f"✗ RuntimeError: {_tensor_part(c.error)}",
+    } for c in cases])
+
+
+def _tensor_part(message: str) -> str:
+    """The part of an in-place error naming the tensor and its versions."""
+    found = re.search(r"\[torch\.\w+ \[[\d, ]*\]\], which is output \d+ of \w+, is at version \d+; "
+                      r"expected version \d+", message)
+    return found.group(0) if found else message
+
+
+def vivid_note(cases: tuple[VividCase, ...]) -> str:
+    """Markdown: what the runs of the blog's vivid example showed."""
+    ran = [c for c in cases if c.error is None]
+    raised = [c for c in cases if c.error is not None]
+    blog_net = next(c for c in cases if c.net == NETS[0])
+    relu_net = next(c for c in cases if c.net == NETS[1])
+    return (
+        "The blog's other example edits the net's output in place before the loss "
+        "(`label += 1`, or `label[0, 0] = label[0, 0] * 2`) and says this breaks backward. Run here "
+        f"on this net, {len(ran)} of {len(cases)} edits run and {len(raised)} raise. On the blog's net "
+        f"the output comes from `{blog_net.node}`, which saved only its inputs "
+        f"({', '.join(f'`{n}`' for n in blog_net.saved)}): nothing backward needs was written, so the "
+        f"edits are harmless. End the net with a ReLU and the output comes from `{relu_net.node}`, "
+        f"which saved its output (`{', '.join(relu_net.saved)}`): the same edits then bump the version "
+        "of a saved tensor, and backward refuses. An in-place edit fails only when it writes to "
+        "something a node saved.")

@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from fitlab.blog import setup
+from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
 from fitlab.engines.threads import use_torch_threads
 from fitlab.run import Run, TrainingError, make_run
@@ -37,7 +37,8 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
     n = config.n_train
     return make_run(
         config, engine="autograd", history=history, error=error,
-        blog_test_loss=None if error else blog_test_figure(student, inputs[n:], labels[n:], config.batch_size),
+        blog_test_loss=None if error else blog_test_figure(
+            batch_test_losses(student, inputs[n:], labels[n:], config.batch_size), config.n_test),
         teacher=start.teacher_layers, initial=initial_layers, final=student.layer_arrays(),
         records=tracker.records(), inputs=inputs.numpy(), labels=labels.detach().numpy())
 
@@ -73,8 +74,8 @@ def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.
     for epoch in range(1, config.epochs + 1):
         for batch, start in enumerate(range(0, config.n_train, config.batch_size), start=1):
             optimiser.zero_grad()
-            stop = start + config.batch_size
-            loss = loss_fn(student(train_x[start:stop]), train_y[start:stop])
+            x, y = batch_rows(train_x, train_y, start, config.batch_size)
+            loss = loss_fn(student(x), y)
             try:
                 loss.backward(retain_graph=retain_graph)
             except RuntimeError as exc:
@@ -88,10 +89,18 @@ def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.
     return history(), None
 
 
-def blog_test_figure(net, x, y, batch_size: int) -> float:
-    """What the blog's test() prints: per-batch mean losses summed, not
-    averaged, so it is about n_batches times the true test MSE."""
+def batch_rows(x: torch.Tensor, y: torch.Tensor, start: int, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows start to start + batch_size of x and y in fresh memory, as the
+    blog's DataLoader stacks them: the kernels then see the blog's very
+    layout, not a view at an offset into X, whatever path they pick by it."""
+    stop = start + batch_size
+    return x[start:stop].clone(), y[start:stop].clone()
+
+
+def batch_test_losses(net: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[torch.Tensor]:
+    """The per-batch mean losses the blog's test() adds up, batch by batch as
+    its DataLoader makes them."""
     loss_fn = nn.MSELoss()
     with torch.no_grad():
-        return sum(loss_fn(net(x[s:s + batch_size]), y[s:s + batch_size]).item()
-                   for s in range(0, len(x), batch_size))
+        return [loss_fn(net(bx), by) for bx, by in
+                (batch_rows(x, y, s, batch_size) for s in range(0, len(x), batch_size))]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg.blas import sgemm, sgemv
 
-from fitlab.blog import no_labels, setup
+from fitlab.blog import blog_test_figure, no_labels, setup
 from fitlab.config import Config
 from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
 from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
@@ -191,16 +191,16 @@ class RunStep:
             sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
 
 
-def blog_test_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
-    """What the blog's test() prints: per-batch mean losses over the test rows
-    summed, not averaged."""
+def blog_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:
+    """What the blog's test() prints (fitlab.blog.blog_test_figure), from the
+    per-batch mean losses over the test rows computed here."""
     with one_blas_thread():
         diff = net.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
     squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
     with np.errstate(all="ignore"):
-        return float(np.sum((np.add.reduceat(squares, starts) / sizes).astype(np.float64)))
+        return blog_test_figure(np.add.reduceat(squares, starts) / sizes, config.n_test)
 
 
 def train_numpy(config: Config, progress: Progress | None = None) -> Run:
@@ -243,6 +243,6 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
                             "train_loss": train_losses, "test_loss": test_losses})
     return make_run(
         config, engine="fast", history=history, error=None,
-        blog_test_loss=blog_test_figure(net, start.inputs, start.labels, config),
+        blog_test_loss=blog_figure(net, start.inputs, start.labels, config),
         teacher=start.teacher_layers, initial=start.layers, final=layers_now(),
         records=tracker.records(), inputs=start.inputs, labels=start.labels)

@@ -24,14 +24,16 @@ from fitlab.failure.versions import named_parameters, parameter_versions, versio
 class Autopsy:
     """What the replay found.
 
-    ledger  version_ledger: each parameter's version at the three moments
-    graph   the labels' graph as it stood when backward() failed
-    error   torch's message from that backward(), or None if it passed
+    ledger         version_ledger: each parameter's version at the three moments
+    graph          the labels' graph as it stood when backward() failed
+    error          torch's message from that backward(), or None if it passed
+    torch_version  the torch that replayed it (its wording of the error varies)
     """
 
     ledger: pd.DataFrame
     graph: LabelGraph
     error: str | None
+    torch_version: str
 
 
 def first_backward(student: nn.Module, inputs: torch.Tensor, labels: torch.Tensor,
@@ -62,4 +64,5 @@ def autopsy(config: Config) -> Autopsy:
     error = first_backward(start.student, start.inputs, start.labels, config.batch_size)
     at_backward = parameter_versions(named)
     graph = label_graph(start.labels, named, seen["saved"])
-    return Autopsy(version_ledger(named, [seen["versions"], after_reinit, at_backward], graph), graph, error)
+    return Autopsy(version_ledger(named, [seen["versions"], after_reinit, at_backward], graph), graph, error,
+                   torch.__version__)

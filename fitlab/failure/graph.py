@@ -3,8 +3,10 @@
 The graph is read without touching its version checks: a saved tensor is
 read through `node._raw_saved_<name>.data`, because `node._saved_<name>`
 unpacks it and raises the very error being explained. Saved-tensor hooks are
-not used either: with hooks installed torch skips the version check, and the
-blog's script would silently train with wrong gradients.
+not used either: with hooks installed torch skips the version check, so the
+first backward computes its gradients from the re-initialised weights
+(wrong), and the blog's loop then fails at batch 2, backward through a graph
+the first backward freed; only with retain_graph=True would it train on.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ class SavedTensor:
     parameter      the parameter whose storage it shares, or None (an activation)
     saved_version  its version when the forward pass saved it
     version        its version now
+    saved_grad_fn  its own grad_fn's type when saved (the view `weight.t()`
+                   has TBackward0), or None
+    grad_fn        its grad_fn's type now: after an in-place write to a view's
+                   base, autograd regenerates the view's history as
+                   AsStridedBackward0
     """
 
     node: str
@@ -36,6 +43,8 @@ class SavedTensor:
     parameter: str | None
     saved_version: int
     version: int
+    saved_grad_fn: str | None
+    grad_fn: str | None
 
     @property
     def stale(self) -> bool:
@@ -87,16 +96,21 @@ def _saved_tensors(fn) -> list[tuple[str, torch.Tensor]]:
     return found
 
 
-def saved_versions(output: torch.Tensor) -> dict[tuple[int, str], int]:
-    """The version of each saved tensor now, keyed by (node index, name).
-    Taken right after the forward pass, these are the versions torch expects."""
-    return {(i, name): tensor._version
+def _grad_fn_name(tensor: torch.Tensor) -> str | None:
+    return None if tensor.grad_fn is None else type(tensor.grad_fn).__name__
+
+
+def saved_versions(output: torch.Tensor) -> dict[tuple[int, str], tuple[int, str | None]]:
+    """The version and grad_fn type of each saved tensor now, keyed by (node
+    index, name). Taken right after the forward pass, these are the versions
+    torch expects, and the views' histories as they were made."""
+    return {(i, name): (tensor._version, _grad_fn_name(tensor))
             for i, fn in enumerate(grad_fns(output))
             for name, tensor in _saved_tensors(fn)}
 
 
 def label_graph(output: torch.Tensor, named_parameters: list[tuple[str, torch.Tensor]],
-                versions_at_forward: dict[tuple[int, str], int]) -> LabelGraph:
+                versions_at_forward: dict[tuple[int, str], tuple[int, str | None]]) -> LabelGraph:
     """The graph behind `output` as it is now.
 
     `named_parameters` names the leaves (one leaf per tensor, however often it
@@ -118,10 +132,12 @@ def label_graph(output: torch.Tensor, named_parameters: list[tuple[str, torch.Te
             nodes.append((node, type(fn).__name__))
         edges.extend((node, ids[child]) for child, _ in fn.next_functions if child is not None)
         for name, tensor in _saved_tensors(fn):
+            saved_version, saved_grad_fn = versions_at_forward[(i, name)]
             saved.append(SavedTensor(
                 node=node, name=name, shape=tuple(tensor.shape),
                 parameter=by_storage.get(tensor.untyped_storage().data_ptr()),
-                saved_version=versions_at_forward[(i, name)], version=tensor._version))
+                saved_version=saved_version, version=tensor._version,
+                saved_grad_fn=saved_grad_fn, grad_fn=_grad_fn_name(tensor)))
     return LabelGraph(tuple(nodes), tuple(leaves), tuple(edges), tuple(saved))
 
 
@@ -173,12 +189,18 @@ def graph_dot(graph: LabelGraph) -> str:
             continue
         sid = f"{t.node}:{t.name}"
         colour = STALE_COLOUR if t.stale else "#555555"
-        lines.append(f"  {_quote(sid)} [label={_quote(f'{t.name} = {t.parameter}' + chr(10) + _versions(t))}, "
+        label = "\n".join([f"{t.name} = {t.parameter}", _versions(t), *_history(t)])
+        lines.append(f"  {_quote(sid)} [label={_quote(label)}, "
                      f'shape=note, color="{colour}", fontcolor="{colour}", penwidth={2 if t.stale else 1}];')
         lines.append(f'  {_quote(t.node)} -> {_quote(sid)} [style=dashed, arrowhead=none, color="{colour}"];')
         lines.append(f"  {{rank=same; {_quote(t.node)}; {_quote(sid)};}}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _history(t: SavedTensor) -> list[str]:
+    """The view's grad_fn when saved and now, if the in-place write changed it."""
+    return [f"{t.saved_grad_fn} → {t.grad_fn}"] if t.grad_fn != t.saved_grad_fn else []
 
 
 def _versions(t: SavedTensor) -> str:

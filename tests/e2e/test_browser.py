@@ -138,3 +138,27 @@ def test_a_diverging_run_says_so_and_charts_the_finite_part(page, server):
     rerun_after(page, lambda: page.locator(".st-key-log_scale").get_by_text("Log scale").click())
     expect(page.locator(CHART)).to_have_count(1)
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_diverged_page_draws_epoch_0_and_marks_the_divergence(page, server):
+    open_page(page, f"{server}/?width=16&lr=2")
+    expect(page.locator('[data-testid="stAlert"]', has_text="diverged at epoch 1")).to_have_count(1)
+    page.wait_for_selector(DRAWN_CHART)
+    chart = page.locator(CHART)
+    # Vega's own drawing: the two epoch-0 points, the constant's two rules and the red one.
+    points = chart.locator("g.mark-symbol.role-mark path")
+    expect(points).to_have_count(2)
+    assert points.evaluate_all("ps => ps.map(p => p.getAttribute('opacity') ?? '1')") == ["1", "1"]  # seen
+    expect(chart.locator("g.mark-rule.role-mark line")).to_have_count(3)
+    expect(chart.locator("g.mark-text.role-mark text", has_text="diverged at epoch 1")).to_have_count(1)
+    expect(page.get_by_text("per-batch means")).to_have_count(0)  # the blog's figure is NaN: no sentence
+    expect(page.locator('[data-testid="stMetric"]', has_text="Test R²")
+           .locator('[data-testid="stMetricValue"]')).to_have_text("n/a")
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_history_csv_is_named_after_its_settings(page, server):
+    open_page(page, f"{server}/?width=8&lr=0.02")
+    with page.expect_download() as download:
+        page.locator('.st-key-download_history button').click()
+    assert download.value.suggested_filename == "fitlab-history-width8-lr0.02.csv"

@@ -11,11 +11,12 @@ from torch import nn
 from torch.utils import data
 
 
-def blog_variant(labels="attached", copy_teacher=False, retain_graph=False, reinit_data=False,
+def blog_variant(labels="attached", copy_teacher=False, retain_graph=False, reinit_data=False, hooks=False,
                  width=5, shared_repeats=2, lr=0.01, batch_size=5, epochs=3,
                  n_samples=200, n_train=50, in_features=10, seed=0):
     """Run the blog's script written one way. `labels` is one of attached,
-    detach, no_grad, clone, no_reshape. Returns a dict: exception (or None),
+    detach, no_grad, clone, no_reshape; `hooks` makes them under identity
+    saved-tensor hooks. Returns a dict: exception (or None),
     where (epoch, batch) it was raised, losses (per-epoch train MSE),
     first_grads (the student's gradients after the first backward, in
     parameter order) and teacher_grads (gradients on a separate teacher)."""
@@ -24,7 +25,10 @@ def blog_variant(labels="attached", copy_teacher=False, retain_graph=False, rein
     hidden = [m for _ in range(shared_repeats) for m in (shared, nn.ReLU())]
     net = nn.Sequential(nn.Linear(in_features, width), nn.ReLU(), *hidden, nn.Linear(width, 1))
     X = torch.randn((n_samples, in_features))
-    if labels == "attached":
+    if hooks:
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            y = net(X).reshape((-1, 1))
+    elif labels == "attached":
         y = net(X).reshape((-1, 1))
     elif labels == "detach":
         y = net(X).detach().reshape((-1, 1))

@@ -4,7 +4,6 @@ from a real replay."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from fitlab import Config
@@ -13,8 +12,18 @@ from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
+from fitlab.failure.vivid import VividCase, vivid_example
 from fitlab.run import Run
-from ui.text import FIX_CODE, error_explanation, gallery_table
+from ui.text import (
+    FIX_CODE,
+    GRAD_MODE_NOTE,
+    error_explanation,
+    gallery_messages,
+    gallery_table,
+    vivid_note,
+    vivid_table,
+    wording_note,
+)
 
 _STALE_ROW = "background-color: #fde0e0"
 
@@ -24,7 +33,11 @@ def error_panel(run: Run) -> None:
     err = run.error
     st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
              f"Torch's own message:\n\n`{err.message}`")
-    st.markdown(error_explanation(run))
+    found = cached_autopsy(run.config)
+    wording = wording_note(err.message, found.torch_version)
+    if wording is not None:
+        st.caption(wording)
+    st.markdown(error_explanation(run, found))
     st.code(FIX_CODE, language="python")
 
 
@@ -40,33 +53,40 @@ def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
     return anomaly_trace(config)
 
 
+@st.cache_data(max_entries=32, show_spinner="Running the blog's vivid example…")
+def cached_vivid_example(config: Config) -> tuple[VividCase, ...]:
+    """vivid_example(config), once per config."""
+    return vivid_example(config)
+
+
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
 def cached_outcome(config: Config, variant: int) -> FixOutcome:
     """run_variant(config, VARIANTS[variant]), once per config and variant."""
     return run_variant(config, VARIANTS[variant])
 
 
-def gallery_with_progress(config: Config) -> pd.DataFrame:
-    """The fix gallery's table, each variant from the cache or trained under a progress bar."""
+def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:
+    """The fix gallery's outcomes, each from the cache or trained under a progress bar."""
     bar = st.progress(0, text="Running every fix for real…")
     outcomes = []
     for i, variant in enumerate(VARIANTS):
         bar.progress(i / len(VARIANTS), text=f"Running the fixes for real: {variant.name}")
         outcomes.append(cached_outcome(config, i))
     bar.empty()
-    return gallery_table(tuple(outcomes))
+    return tuple(outcomes)
 
 
 def failure_diagnosis(config: Config) -> None:
-    """Sections 1–4 under the error panel: version ledger, the labels'
-    graph, the anomaly trace, the fix gallery."""
+    """Sections 1–5 under the error panel: version ledger, the labels'
+    graph, the anomaly trace, the fix gallery, the blog's vivid example."""
     st.header("Inside the failure")
-    st.caption("Four views of the same failure, each replayed from your settings.")
+    st.caption("Five views of the same failure, each replayed from your settings.")
     found = cached_autopsy(config)
     version_ledger_section(found)
     graph_section(found)
     anomaly_section(cached_anomaly_trace(config))
     gallery_section(config)
+    vivid_section(cached_vivid_example(config))
 
 
 def version_ledger_section(found: Autopsy) -> None:
@@ -106,20 +126,24 @@ def graph_section(found: Autopsy) -> None:
            if culprit is not None and culprit.parameter else ""))
     st.graphviz_chart(graph_dot(graph))
     st.caption("Read without tripping the check: via `node._raw_saved_<name>.data`, since "
-               "`node._saved_<name>` raises this very error. No saved-tensor hooks: with hooks "
-               "installed torch skips the version check and the script trains on wrong gradients.")
+               "`node._saved_<name>` raises this very error. A red note's last line is the saved "
+               "view's own `grad_fn` when saved → now. No saved-tensor hooks: with hooks installed "
+               "torch skips the version check, the first step's gradients come from the "
+               "re-initialised weights (wrong), and the blog's loop then fails at batch 2, backward "
+               "through the graph the first backward freed; only with `retain_graph=True` would it "
+               "go on training on wrong gradients (the gallery runs it).")
 
 
 def anomaly_section(trace: AnomalyTrace | None) -> None:
     """3. The forward traceback anomaly mode attaches, trimmed."""
     st.subheader("3. Anomaly trace")
+    st.markdown(GRAD_MODE_NOTE)
     if trace is None:
         st.info("Under anomaly mode this configuration's backward did not fail.")
         return
     st.markdown(
-        "The error's hint says to enable anomaly detection. That only helps if it is on "
-        "**before the teacher's forward pass**: anomaly mode records a stack for each node "
-        "as the forward pass builds it. Turned on from the start, torch reports "
+        "Anomaly mode records a stack for each node as the forward pass builds it, so it must be "
+        "on **before the teacher's forward pass**. Turned on from the start, torch reports "
         f"`Error detected in {trace.node}` with this forward traceback (trimmed to the frames "
         "that help):")
     st.code("\n".join(f'File "{f.short_file}", line {f.line}, in {f.function}\n    {f.code}'
@@ -145,6 +169,18 @@ def gallery_section(config: Config) -> None:
               "gallery stays within the work budget of one run")
     st.markdown(
         f"Each variant changes one line of the blog's script and trains for real on your "
-        f"settings ({epochs}). The outcome is torch's exact exception, or the final losses.")
-    # A static table: the exception texts are long, and shown whole.
-    st.table(gallery_with_progress(run_for).style.hide(axis="index"))
+        f"settings ({epochs}). The outcome is torch's exception, or the final losses; the "
+        "verdict reads **✓** a fix, **✗** no fix, **⚠** runs, with a catch.")
+    outcomes = gallery_with_progress(run_for)
+    # A static table: the verdicts are sentences, and shown whole.
+    st.table(gallery_table(outcomes).style.hide(axis="index"))
+    with st.expander("Torch's messages in full"):
+        for message in gallery_messages(outcomes):
+            st.code(message, language="text", wrap_lines=True)
+
+
+def vivid_section(cases: tuple[VividCase, ...]) -> None:
+    """5. The blog's "more vivid example", run on this net and on one ending in ReLU."""
+    st.subheader("5. The blog's “more vivid example”, run")
+    st.markdown(vivid_note(cases))
+    st.table(vivid_table(cases).style.hide(axis="index"))
