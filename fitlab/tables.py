@@ -7,36 +7,39 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fitlab.weights import Layers
+from fitlab.weights import Layers, use_counts
 
 if TYPE_CHECKING:  # run.py builds its tables here
     from fitlab.run import Run
 
-PARAM_COLUMNS = ["parameter", "row", "col", "value"]
+PARAM_COLUMNS = ["parameter", "uses", "row", "col", "value"]
 
 
-def parameter_table(layers: Layers) -> pd.DataFrame:
-    """Tidy table of every weight and bias: parameter, row, col, value.
+def parameter_table(layers: Layers, repeats: int) -> pd.DataFrame:
+    """Tidy table of every weight and bias: parameter, uses, row, col, value.
 
     `layers` is (name, weight, bias) per distinct layer (TiedNet.layer_arrays()
-    or an engine's arrays); a weight's row is its output unit and col its
-    input, a bias has col 0. Each layer is listed once, so the shared layer
-    appears once however often it is used. The parameter column is
+    or an engine's arrays), of a net whose shared layer is used `repeats`
+    times; a weight's row is its output unit and col its input, a bias has
+    col 0. Each layer is listed once, so the tied shared layer appears once,
+    `uses` saying how often the forward pass applies it. The parameter column is
     categorical: a wide net has tens of thousands of rows and a handful of
     names, which a column of strings would copy row by row.
     """
-    names, sizes, rows, cols, values = [], [], [], [], []
-    for name, weight, bias in layers:
+    names, sizes, rows, cols, values, uses = [], [], [], [], [], []
+    for (name, weight, bias), count in zip(layers, use_counts(len(layers), repeats)):
         for kind, array in (("weight", weight), ("bias", bias)):
             grid = array.reshape(array.shape[0], -1)
             row, col = np.indices(grid.shape)
             names.append(f"{name}.{kind}")
             sizes.append(grid.size)
+            uses.append(count)
             rows.append(row.ravel())
             cols.append(col.ravel())
             values.append(grid.ravel().astype(float))
     codes = np.repeat(np.arange(len(names)), sizes)
     return pd.DataFrame({"parameter": pd.Categorical.from_codes(codes, categories=names),
+                         "uses": np.repeat(uses, sizes),
                          "row": np.concatenate(rows), "col": np.concatenate(cols),
                          "value": np.concatenate(values)})
 

@@ -83,7 +83,7 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
     open_tab(app, "Student vs teacher")
     _, distances = chart_by_colour(app, "layer")
     assert set(distances.measure) == {"raw", "matched"}
-    assert set(distances.layer) == {"first", "shared (used 2×)", "last"}
+    assert set(distances.layer) == {"first", "shared", "last"}
     _, slices = chart_by_colour(app, "path")
     assert set(slices.path) == {"initial student → teacher", "final student → teacher"}
     layered = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")

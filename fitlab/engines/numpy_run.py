@@ -19,6 +19,7 @@ from fitlab.blog import no_labels, setup
 from fitlab.config import Config
 from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
 from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
+from fitlab.frames import FrameRecorder
 from fitlab.run import Run, make_run
 from fitlab.student.distance import DistanceTracker
 from fitlab.training import Progress
@@ -232,10 +233,15 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
 
     tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, start.layers)
+    recorder = FrameRecorder(start.layers, config.epochs)
+    recorder.record(0, start.layers)
 
     def record(epoch: int) -> None:
+        layers = layers_now() if tracker.matches(epoch) or recorder.wants(epoch) else None
         if tracker.wants(epoch):
-            tracker.record(epoch, layers_now() if tracker.matches(epoch) else None, raw_distances())
+            tracker.record(epoch, layers if tracker.matches(epoch) else None, raw_distances())
+        if recorder.wants(epoch):
+            recorder.record(epoch, layers)
 
     train_losses, test_losses = fit(net, start.inputs, start.labels, config,
                                     np.float32(config.lr), progress, record)
@@ -245,4 +251,5 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
         config, engine="fast", history=history, error=None,
         blog_test_loss=blog_test_figure(net, start.inputs, start.labels, config),
         teacher=start.teacher_layers, initial=start.layers, final=layers_now(),
-        records=tracker.records(), inputs=start.inputs, labels=start.labels)
+        records=tracker.records(), frames=recorder.frames(config.shared_repeats),
+        inputs=start.inputs, labels=start.labels)
