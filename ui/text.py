@@ -107,6 +107,25 @@ def recording_note(distances: pd.DataFrame, epochs: int) -> str:
             f"costs linear assignments, so wide nets get fewer).")
 
 
+def watch_note(run: Run) -> str:
+    """How to use the scrubbed pictures, and what was recorded, in words."""
+    from fitlab.watch_charts import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS
+
+    frames, config = run.frames, run.config
+    n = len(frames.epochs)
+    where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
+    notes = [f"Drag the epoch slider under the pictures, or press Play: every picture moves to that "
+             f"epoch in your browser, nothing is recomputed. The student was recorded at {where}; "
+             f"epoch 0 is the fresh student. Weights and biases share one colour scale, red below 0, "
+             f"blue above, white at 0, the same for teacher and student: equal colours, equal values."]
+    if config.width > HEATMAP_MAX_UNITS:
+        notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
+                     f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")
+    if config.width > DIAGRAM_MAX_WIDTH:
+        notes.append(f"The net's diagram is drawn for widths up to {DIAGRAM_MAX_WIDTH}.")
+    return " ".join(notes)
+
+
 def outcome_text(outcome: FixOutcome) -> str:
     """The exception exactly as torch raised it, or the final losses."""
     if outcome.error is not None:

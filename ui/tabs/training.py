@@ -9,6 +9,7 @@ from fitlab.charts import loss_chart
 from fitlab.run import Run
 from fitlab.tables import history_csv
 from ui.charts import draw
+from ui.tabs.watch import watch_section
 from ui.text import blog_figure_note, divergence_note, engine_note
 
 
@@ -29,6 +30,11 @@ def loss_section(run: Run) -> None:
     st.caption(engine_note(run))
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
                        file_name="fitlab-history.csv", mime="text/csv", key="download_history")
+
+
+def watch(run: Run) -> None:
+    """The run's pictures at any epoch, scrubbed and played in the browser."""
+    watch_section(run, st.session_state.get("log_scale", True))
 
 
 def parameter_tables(run: Run) -> None:
