@@ -44,6 +44,28 @@ def parameter_table(layers: Layers, repeats: int) -> pd.DataFrame:
                          "value": np.concatenate(values)})
 
 
+def parameter_matrix(params: pd.DataFrame) -> pd.DataFrame:
+    """A tidy parameter table (parameter_table) as one matrix per layer,
+    stacked: a row per output unit of each layer, labelled "layer, unit";
+    its weights in columns "in 0", "in 1", … (NaN past the layer's inputs)
+    and its bias in column "bias". The tied shared layer's label carries its
+    use count."""
+    layers = params.assign(layer=params.parameter.astype(str).str.rsplit(".", n=1).str[0],
+                           kind=params.parameter.astype(str).str.rsplit(".", n=1).str[1])
+    n_inputs = int(layers[layers.kind == "weight"].col.max()) + 1
+    blocks = []
+    for name, layer in layers.groupby("layer", sort=False):
+        uses = int(layer.uses.iloc[0])
+        label = f"{name} (used {uses}×)" if uses > 1 else name
+        weight = layer[layer.kind == "weight"].pivot(index="row", columns="col", values="value")
+        weight = weight.reindex(columns=range(n_inputs))
+        weight.columns = [f"in {c}" for c in weight.columns]
+        weight["bias"] = layer[layer.kind == "bias"].set_index("row").value
+        weight.index = [f"{label}, unit {r}" for r in weight.index]
+        blocks.append(weight)
+    return pd.concat(blocks)
+
+
 def history_csv(run: Run) -> str:
     """The loss history as CSV text: epoch, train_loss, test_loss, then one
     column per Config field so the file says which run it came from.

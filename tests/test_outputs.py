@@ -129,3 +129,16 @@ def test_concurrent_requests_for_one_config_train_once():
     for t in threads:
         t.join()
     assert len(calls) == 1 and all(r is results[0] for r in results)
+
+
+def test_parameter_matrix_shows_each_layer_as_its_matrix(run):
+    from fitlab.tables import parameter_matrix
+
+    matrix = parameter_matrix(run.student_params)
+    assert list(matrix.columns) == [f"in {c}" for c in range(10)] + ["bias"]
+    assert len(matrix) == 5 + 5 + 1
+    layers = {name: (w, b) for name, w, b in run.frames.layers_at(len(run.frames.epochs) - 1)}
+    shared = matrix.loc[[f"shared (used 2×), unit {r}" for r in range(5)]]
+    assert np.allclose(shared[[f"in {c}" for c in range(5)]].to_numpy(), layers["shared"][0])
+    assert shared[[f"in {c}" for c in range(5, 10)]].isna().all().all()
+    assert np.allclose(matrix.loc["last, unit 0", "bias"], layers["last"][1][0])

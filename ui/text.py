@@ -126,6 +126,15 @@ def watch_note(run: Run) -> str:
     return " ".join(notes)
 
 
+def parameter_tables_note(uncoloured: bool) -> str:
+    """What the parameter matrices show, and where the tidy values are."""
+    colours = ("Too many cells to colour at this width." if uncoloured
+               else "Blue above 0, red below, the same scale for teacher and student.")
+    return (f"Each layer as its matrix: a row per output unit, a column per input, then the bias. "
+            f"{colours} Compare runs › the parameters CSV has every value in tidy form "
+            f"(parameter, uses, row, col, value).")
+
+
 def outcome_text(outcome: FixOutcome) -> str:
     """The exception exactly as torch raised it, or the final losses."""
     if outcome.error is not None:

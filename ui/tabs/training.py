@@ -1,16 +1,18 @@
-"""The Training tab: final losses, the loss chart and its CSV, the teacher's
-and the student's parameters."""
+"""The Training tab: final losses, the loss chart and its CSV, the run at
+any epoch (ui/tabs/watch.py), the teacher's and the student's parameters."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from fitlab.charts import loss_chart
 from fitlab.run import Run
-from fitlab.tables import history_csv
+from fitlab.tables import history_csv, parameter_matrix
 from ui.charts import draw
 from ui.tabs.watch import watch_section
-from ui.text import blog_figure_note, divergence_note, engine_note
+from ui.text import blog_figure_note, divergence_note, engine_note, parameter_tables_note
 
 
 def loss_section(run: Run) -> None:
@@ -37,15 +39,43 @@ def watch(run: Run) -> None:
     watch_section(run, st.session_state.get("log_scale", True))
 
 
+# Styling is a Python call per cell and a CSS rule sent per cell: beyond
+# this many cells (width 16 has 561) the matrices are shown uncoloured.
+MAX_COLOURED_CELLS = 5000
+
+
+def _coloured(matrix: pd.DataFrame, bound: float):
+    """The matrix with each cell's background on the watch view's diverging
+    scale: red below 0, blue above, stronger up to ±bound."""
+    if matrix.size > MAX_COLOURED_CELLS or not bound > 0:
+        return matrix
+
+    def colour(value: float) -> str:
+        if not np.isfinite(value):
+            return ""
+        alpha = min(abs(value) / bound, 1.0)
+        rgb = "33, 102, 172" if value > 0 else "178, 24, 43"
+        return f"background-color: rgba({rgb}, {alpha:.2f})"
+
+    return matrix.style.map(colour).format("{:.4f}", na_rep="")
+
+
 def parameter_tables(run: Run) -> None:
-    """Teacher and student parameters side by side."""
+    """Teacher and student parameters side by side, each layer as its matrix
+    (rows: output units; columns: inputs, then the bias), coloured on one
+    scale for both."""
+    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
+    values = np.concatenate([run.teacher_params.value, run.student_params.value])
+    finite = np.abs(values[np.isfinite(values)])
+    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
     left, right = st.container(key="parameter_tables").columns(2)
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(run.teacher_params, hide_index=True, width="stretch")
+        st.dataframe(_coloured(teacher, bound), width="stretch")
     with right:
         st.subheader("Student")
         st.caption("After training, started from a fresh Kaiming init." if run.error is None
                    else "Where training stopped.")
-        st.dataframe(run.student_params, hide_index=True, width="stretch")
+        st.dataframe(_coloured(student, bound), width="stretch")
+    st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
