@@ -55,6 +55,11 @@ class FrameRecorder:
         """Keep a copy of the student's `layers` at `epoch`."""
         self._taken.append((epoch, flatten(layers)))
 
+    def record_values(self, epoch: int, values: np.ndarray) -> None:
+        """Keep `values`, the student at `epoch` already flattened as
+        flatten() does (not copied)."""
+        self._taken.append((epoch, values))
+
     def frames(self, repeats: int) -> Frames:
         """The frames taken; a run stopped by an error has only the epochs it reached."""
         epochs = np.array([e for e, _ in self._taken], dtype=np.int64)

@@ -204,6 +204,19 @@ def blog_test_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config
         return float(np.sum((np.add.reduceat(squares, starts) / sizes).astype(np.float64)))
 
 
+def table_order(net: RunNet, flat: np.ndarray) -> np.ndarray:
+    """Copies of the net's flat buffer, stacked (frames, size), rearranged in
+    parameter_table's order: per layer its weight (out, in) row by row, then
+    its bias (the buffer holds each layer as its weight transposed, then the
+    bias as a last row)."""
+    pieces = []
+    for block_slice, block in zip(net.block_slices, net.blocks):
+        rows, outs = block.shape
+        stacked = flat[:, block_slice].reshape(len(flat), rows, outs)
+        pieces += [stacked[:, :-1, :].transpose(0, 2, 1).reshape(len(flat), -1), stacked[:, -1, :]]
+    return np.concatenate(pieces, axis=1)
+
+
 def train_numpy(config: Config, progress: Progress | None = None) -> Run:
     """The run of a detached config, trained by hand in numpy."""
     if not config.detach:
@@ -235,16 +248,21 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
     tracker.record(0, start.layers)
     recorder = FrameRecorder(start.layers, config.epochs)
     recorder.record(0, start.layers)
+    # Frames are kept as copies of the flat buffer, turned into layers all at
+    # once after training: one copy per frame in the loop, not six.
+    snapshots: list[tuple[int, np.ndarray]] = []
 
     def record(epoch: int) -> None:
-        layers = layers_now() if tracker.matches(epoch) or recorder.wants(epoch) else None
         if tracker.wants(epoch):
-            tracker.record(epoch, layers if tracker.matches(epoch) else None, raw_distances())
+            tracker.record(epoch, layers_now() if tracker.matches(epoch) else None, raw_distances())
         if recorder.wants(epoch):
-            recorder.record(epoch, layers)
+            snapshots.append((epoch, net.params.copy()))
 
     train_losses, test_losses = fit(net, start.inputs, start.labels, config,
                                     np.float32(config.lr), progress, record)
+    if snapshots:
+        for (epoch, _), values in zip(snapshots, table_order(net, np.stack([v for _, v in snapshots]))):
+            recorder.record_values(epoch, values)
     history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
                             "train_loss": train_losses, "test_loss": test_losses})
     return make_run(
