@@ -15,6 +15,9 @@ scale centred at 0.
 
 from __future__ import annotations
 
+import functools
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -201,23 +204,36 @@ def layer_titles(frames: Frames) -> list[str]:
     return [f"{name} (used {n}×)" if n > 1 else name for name, n in zip(frames.names, counts)]
 
 
-def _heatmap(cells: alt.NamedData, net: str, bound: float, n_rows: int, n_cols: int, title: str,
-             legend: bool = False) -> alt.Chart:
-    chart = alt.Chart(cells)
+@functools.lru_cache(maxsize=16)
+def _heatmap_template(net: str, legend: bool, x_labels: bool, y_labels: bool) -> str:
+    """A heatmap's spec as JSON, built by Altair once per kind: the weight
+    panels hold a dozen heatmaps, and Altair's encode and validation cost
+    about 15 ms each. _heatmap fills in its data, size, title and scale."""
+    chart = alt.Chart(alt.NamedData(name="cells"))
     if net == "teacher":
         chart = chart.transform_calculate(value="datum.t")
     else:
         chart = chart.transform_calculate(value=AT_FRAME, teacher="datum.t")
-    cell = 14 if max(n_rows, n_cols) <= 16 else 7
     tooltip = [alt.Tooltip("row:O", title="row (output unit)"), alt.Tooltip("col:O", title="col (input)"),
                alt.Tooltip("value:Q", format=".4g")]
     if net == "student":
         tooltip.append(alt.Tooltip("teacher:Q", format=".4g"))
-    return chart.mark_rect().encode(
-        x=alt.X("col:O", title=None, axis=alt.Axis(labels=n_cols <= 16, ticks=False)),
-        y=alt.Y("row:O", title=None, axis=alt.Axis(labels=n_rows <= 16, ticks=False)),
-        color=_colour(bound, "weight or bias" if legend else None), tooltip=tooltip,
-    ).properties(width=cell * n_cols, height=cell * n_rows, title=title)
+    return json.dumps(view(chart.mark_rect().encode(
+        x=alt.X("col:O", title=None, axis=alt.Axis(labels=x_labels, ticks=False)),
+        y=alt.Y("row:O", title=None, axis=alt.Axis(labels=y_labels, ticks=False)),
+        color=_colour(1.0, "weight or bias" if legend else None), tooltip=tooltip,
+    ).properties(width=1, height=1, title="title")))
+
+
+def _heatmap(cells: alt.NamedData, net: str, bound: float, n_rows: int, n_cols: int, title: str,
+             legend: bool = False) -> dict:
+    """A (rows, cols) matrix as coloured cells: the teacher's values, or the
+    student's at the shown frame (with the teacher's in the tooltip)."""
+    spec = json.loads(_heatmap_template(net, legend, n_cols <= 16, n_rows <= 16))
+    cell = 14 if max(n_rows, n_cols) <= 16 else 7
+    spec.update(data={"name": cells.name}, width=cell * n_cols, height=cell * n_rows, title=title)
+    spec["encoding"]["color"]["scale"]["domain"] = [-bound, bound]
+    return spec
 
 
 def watch_weight_panels(frames: Frames, teacher: Layers, data: Datasets) -> dict:
@@ -234,11 +250,11 @@ def watch_weight_panels(frames: Frames, teacher: Layers, data: Datasets) -> dict
         n_rows, n_cols = min(t_weight.shape[0], HEATMAP_MAX_UNITS), min(t_weight.shape[1], HEATMAP_MAX_UNITS)
         weights = data(f"weights_{index}", _cells(t_weight, s_weight))
         biases = data(f"biases_{index}", _cells(t_bias[:, None], s_bias))
-        rows.append({"hconcat": [view(chart) for chart in (
+        rows.append({"hconcat": [
             _heatmap(weights, "teacher", bound, n_rows, n_cols, f"teacher {title}.weight", legend=index == 0),
             _heatmap(biases, "teacher", bound, n_rows, 1, "bias"),
             _heatmap(weights, "student", bound, n_rows, n_cols, f"student {title}.weight"),
-            _heatmap(biases, "student", bound, n_rows, 1, "bias"))], "spacing": 12,
+            _heatmap(biases, "student", bound, n_rows, 1, "bias")], "spacing": 12,
             "resolve": {"scale": {"color": "independent"}}})
     return {"vconcat": rows, "spacing": 14, "resolve": {"scale": {"color": "independent"}}}
 
