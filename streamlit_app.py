@@ -52,7 +52,8 @@ else:
                 key="view", on_change="rerun")
             with training:
                 loss_section(run)
-                watch(run)
+                if training.open:
+                    watch(run)
                 parameter_tables(run)
             with student:
                 if student.open:

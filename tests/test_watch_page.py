@@ -35,3 +35,14 @@ def test_the_lesson_has_no_scrubbed_view():
     assert not at.exception
     assert watch_charts(at) == []
     assert not [h for h in at.get("html") if "fitlab-player" in h.proto.body]
+
+
+def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
+    from tests.page_helpers import open_tab
+
+    at = open_page()
+    assert len(watch_charts(at)) == 1
+    open_tab(at, "Compare runs")
+    assert watch_charts(at) == []
+    open_tab(at, "Training")
+    assert len(watch_charts(at)) == 1
