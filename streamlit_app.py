@@ -19,7 +19,7 @@ else:
     from ui.tabs.gradients import tied_gradient_section
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
-    from ui.tabs.training import loss_section, parameter_tables
+    from ui.tabs.training import loss_section, parameter_tables, watch
     from ui.warmup import page_ran
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
@@ -52,6 +52,8 @@ else:
                 key="view", on_change="rerun")
             with training:
                 loss_section(run)
+                if training.open:
+                    watch(run)
                 parameter_tables(run)
             with student:
                 if student.open:

@@ -20,7 +20,7 @@ def run_nbytes(run: Run) -> int:
     """Approximate memory held by a run's tables and arrays."""
     return int(sum(frame.memory_usage(deep=True).sum()
                    for frame in (run.history, run.teacher_params, run.student_params))
-               + run.student_teacher.nbytes)
+               + run.student_teacher.nbytes + run.frames.nbytes)
 
 
 class RunCache:

@@ -71,10 +71,11 @@ class TiedNet(nn.Sequential):
 
     def named_layers(self) -> list[tuple[str, nn.Linear]]:
         """(name, layer) for each distinct Linear, in module order, named in
-        the user's words: the shared layer's name says how often it is used."""
+        the user's words: "shared" (its use count is fitlab.weights.use_counts'),
+        or "shared copy k" for each copy of an untied net."""
         hidden = self.hidden
         if self.tied:
-            named = [(f"shared (used {len(hidden)}×)", hidden[0])] if hidden else []
+            named = [("shared", hidden[0])] if hidden else []
         else:
             named = [(f"shared copy {i + 1}", h) for i, h in enumerate(hidden)]
         return [("first", self.first), *named, ("last", self.last)]

@@ -10,6 +10,7 @@ import pandas as pd
 
 from fitlab.baseline import Baseline, constant_baseline
 from fitlab.config import Config
+from fitlab.frames import Frames
 from fitlab.student.distance import DistanceRecords
 from fitlab.student.records import StudentTeacher
 from fitlab.tables import parameter_table
@@ -32,8 +33,9 @@ class Run:
 
     history         DataFrame: epoch, train_loss, test_loss; epoch 0 is before
                     training, epoch e after e passes. Stops early on an error.
-    teacher_params  tidy DataFrame (parameter, row, col, value) of the teacher
-                    the labels came from; a bias has col 0.
+    teacher_params  tidy DataFrame (parameter, uses, row, col, value) of the
+                    teacher the labels came from; a bias has col 0, uses is
+                    how often the forward pass applies the layer.
     student_params  the same for the student at the end of training.
     error           None, or the exception that stopped training.
     blog_test_loss  the test figure the blog's script would print for the
@@ -43,6 +45,8 @@ class Run:
                     (fitlab.student.records); the views are the properties
                     distances, test_predictions and loss_slices, computed on
                     first use.
+    frames          the student's parameters at evenly spaced epochs
+                    (fitlab.frames), epoch 0 and the last included.
     """
 
     config: Config
@@ -53,6 +57,7 @@ class Run:
     blog_test_loss: float | None
     engine: str
     student_teacher: StudentTeacher
+    frames: Frames
 
     @property
     def distances(self) -> pd.DataFrame:
@@ -92,13 +97,15 @@ class Run:
 
 def make_run(config: Config, *, engine: str, history: pd.DataFrame, error: TrainingError | None,
              blog_test_loss: float | None, teacher: Layers, initial: Layers, final: Layers,
-             records: DistanceRecords, inputs: np.ndarray, labels: np.ndarray) -> Run:
+             records: DistanceRecords, frames: Frames, inputs: np.ndarray, labels: np.ndarray) -> Run:
     """The one place a Run is built, from what every engine has at the end:
     the teacher's, the initial and the final student's (name, weight, bias),
-    the distance records, and X and its labels (n_samples, 1) as arrays."""
+    the distance records, the frames, and X and its labels (n_samples, 1) as
+    arrays."""
+    repeats = config.shared_repeats
     return Run(
         config=config, history=history,
-        teacher_params=parameter_table(teacher), student_params=parameter_table(final),
-        error=error, blog_test_loss=blog_test_loss, engine=engine,
+        teacher_params=parameter_table(teacher, repeats), student_params=parameter_table(final, repeats),
+        error=error, blog_test_loss=blog_test_loss, engine=engine, frames=frames,
         student_teacher=StudentTeacher(records, initial, final, teacher, inputs, labels[:, 0],
                                        config.n_train, config.shared_repeats))

@@ -115,7 +115,8 @@ def runs_csv(runs: list[LoggedRun]) -> str:
 
 def parameters_csv(runs: list[tuple[str, Run]]) -> str:
     """One long CSV of the teacher's and the final student's parameters of
-    each (label, run): run, the Config columns, net, parameter, row, col, value."""
+    each (label, run): run, the Config columns, net, parameter, uses, row, col,
+    value."""
     frames = [_with_config(params.assign(net=net)[["net", *PARAM_COLUMNS]], label, run.config)
               for label, run in runs
               for net, params in (("teacher", run.teacher_params), ("student", run.student_params))]

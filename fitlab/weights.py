@@ -25,6 +25,13 @@ def use_order(n_layers: int, repeats: int) -> list[int]:
     return list(range(n_layers))
 
 
+def use_counts(n_layers: int, repeats: int) -> list[int]:
+    """How often each layer of a Layers list is applied: the tied shared
+    layer `repeats` times, every other layer (and each untied copy) once."""
+    order = use_order(n_layers, repeats)
+    return [order.count(index) for index in range(n_layers)]
+
+
 def teacher_as_student(teacher: Layers, n_student_layers: int) -> Layers:
     """The teacher's layers in the student's shape: an untied student holds a
     copy per use, so the teacher's one shared layer stands in for every copy."""

@@ -97,7 +97,7 @@ def test_runs_csv_is_long_with_both_runs_and_their_config(two):
 
 def test_parameters_csv_has_teacher_and_student_of_each_run(two):
     table = pd.read_csv(io.StringIO(parameters_csv([("a", two[0]), ("b", two[1])])))
-    assert list(table.columns) == ["run", *Config().as_dict(), "net", "parameter", "row", "col", "value"]
+    assert list(table.columns) == ["run", *Config().as_dict(), "net", "parameter", "uses", "row", "col", "value"]
     for label, run in zip("ab", two):
         rows = table[table.run == label]
         assert set(rows.net) == {"teacher", "student"}

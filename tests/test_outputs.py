@@ -23,14 +23,26 @@ def run():
 
 def test_parameter_tables_list_the_shared_layer_once_with_its_uses(run):
     names = list(dict.fromkeys(run.student_params.parameter))
-    assert names == ["first.weight", "first.bias", "shared (used 2×).weight",
-                     "shared (used 2×).bias", "last.weight", "last.bias"]
-    assert list(run.teacher_params.columns) == ["parameter", "row", "col", "value"]
+    assert names == ["first.weight", "first.bias", "shared.weight",
+                     "shared.bias", "last.weight", "last.bias"]
+    assert list(run.teacher_params.columns) == ["parameter", "uses", "row", "col", "value"]
     assert len(run.teacher_params) == 5 * 10 + 5 + 5 * 5 + 5 + 5 + 1
+    uses = run.student_params.groupby("parameter", observed=True).uses.unique()
+    assert {name: list(u) for name, u in uses.items()} == {
+        "first.weight": [1], "first.bias": [1], "shared.weight": [2], "shared.bias": [2],
+        "last.weight": [1], "last.bias": [1]}
     bias = run.student_params[run.student_params.parameter == "first.bias"]
     assert (bias.col == 0).all() and list(bias.row) == list(range(5))
     # The student started from zero biases and trained, so they moved.
     assert not np.allclose(bias.value, 0)
+
+
+def test_untied_copies_are_each_used_once_and_the_teacher_shares_its_layer():
+    r = train(Config(shared_repeats=3, tied=False, epochs=1))
+    student = r.student_params.drop_duplicates("parameter").set_index("parameter").uses
+    assert student["shared copy 3.weight"] == 1 and student["shared copy 1.bias"] == 1
+    teacher = r.teacher_params.drop_duplicates("parameter").set_index("parameter").uses
+    assert teacher["shared.weight"] == 3 and teacher["first.weight"] == 1
 
 
 def test_repeats_zero_has_no_shared_layer_in_the_tables():
@@ -119,3 +131,16 @@ def test_concurrent_requests_for_one_config_train_once():
     for t in threads:
         t.join()
     assert len(calls) == 1 and all(r is results[0] for r in results)
+
+
+def test_parameter_matrix_shows_each_layer_as_its_matrix(run):
+    from fitlab.tables import parameter_matrix
+
+    matrix = parameter_matrix(run.student_params)
+    assert list(matrix.columns) == [f"in {c}" for c in range(10)] + ["bias"]
+    assert len(matrix) == 5 + 5 + 1
+    layers = {name: (w, b) for name, w, b in run.frames.layers_at(len(run.frames.epochs) - 1)}
+    shared = matrix.loc[[f"shared (used 2×), unit {r}" for r in range(5)]]
+    assert np.allclose(shared[[f"in {c}" for c in range(5)]].to_numpy(), layers["shared"][0])
+    assert shared[[f"in {c}" for c in range(5, 10)]].isna().all().all()
+    assert np.allclose(matrix.loc["last, unit 0", "bias"], layers["last"][1][0])

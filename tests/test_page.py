@@ -6,6 +6,7 @@ import pytest
 
 import fitlab
 from fitlab import Config, train
+from fitlab.tables import parameter_matrix
 from tests.page_helpers import loss_charts, open_page
 
 
@@ -33,7 +34,7 @@ def test_default_page_renders_chart_and_both_tables(app):
     assert len(app.dataframe) == 2
     run = train(Config())
     teacher = app.dataframe[0].value
-    assert teacher.equals(run.teacher_params)
+    assert teacher.equals(parameter_matrix(run.teacher_params))
     last = run.history.iloc[-1]
     assert [m.value for m in app.metric] == [
         f"{last.train_loss:.4g}", f"{last.test_loss:.4g}",

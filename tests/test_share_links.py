@@ -3,6 +3,7 @@
 import pytest
 
 from fitlab import Config, train
+from fitlab.tables import parameter_matrix
 from tests.page_helpers import loss_charts
 from tests.page_helpers import open_page as open_link
 from ui.share import url_problems
@@ -22,7 +23,7 @@ def test_a_link_opens_its_run():
                       seed=4, tied=False)
     assert page_config(at) == expected
     run = train(expected)
-    assert at.dataframe[1].value.equals(run.student_params)
+    assert at.dataframe[1].value.equals(parameter_matrix(run.student_params))
     assert at.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 

@@ -5,11 +5,18 @@ list(zip(X, labels)), SGD, MSELoss, the train loss printed per epoch) run in
 the same process, the cases interleaved round by round, each time the median
 of the rounds. The last line is machine-readable:
 `speedup default=… width256=… sweep64=…`.
+
+Then the recording of frames (fitlab/frames.py) at the default width and
+width 256: how many, their bytes, the fast engine's time with them against
+the same run recording none, and the time to build the scrubbed view's spec
+(fitlab/watch_charts.py) against that run's training.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import platform
 import statistics
@@ -99,6 +106,47 @@ def report(medians: dict, sweep_seconds: float, rounds: int) -> str:
     return "\n".join(lines)
 
 
+RECORDING_CASES = {"default": Config(), "width 256": Config(width=256)}
+
+
+@contextlib.contextmanager
+def no_frames():
+    """Training that records only the fresh student's frame."""
+    from fitlab.frames import FrameRecorder
+
+    wants = FrameRecorder.wants
+    FrameRecorder.wants = lambda self, epoch: False
+    try:
+        yield
+    finally:
+        FrameRecorder.wants = wants
+
+
+def recording_report(rounds: int) -> str:
+    """Frames per case: count, bytes, training time with them over without
+    (interleaved rounds, medians), and the view's spec build over training."""
+    from fitlab.watch_charts import watch_spec
+
+    lines = ["", "| recording | frames | bytes | train with / without frames | spec build / train | sent |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, config in RECORDING_CASES.items():
+        with_frames, without, build = [], [], []
+        for _ in range(rounds):
+            with_frames.append(seconds(lambda: fitlab.train(config)))
+            with no_frames():
+                without.append(seconds(lambda: fitlab.train(config)))
+            run = fitlab.train(config)
+            build.append(seconds(lambda: watch_spec(run)))
+        spec = watch_spec(run)
+        data_bytes = sum(int(t.memory_usage(index=False).sum()) for t in spec.pop("datasets").values())
+        trained = statistics.median(with_frames)
+        lines.append(f"| {name} | {len(run.frames.epochs)} | {run.frames.nbytes / 1e6:.2f} MB | "
+                     f"{trained / statistics.median(without):.2f}× | "
+                     f"{statistics.median(build) / trained:.2f}× ({statistics.median(build) * 1e3:.0f} ms) | "
+                     f"spec {len(json.dumps(spec)) / 1e3:.0f} kB + data {data_bytes / 1e6:.2f} MB |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Run the bench and print its table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -114,6 +162,7 @@ def main() -> None:
     blog_loop(Config(epochs=1))
     medians, sweep_seconds = measure(rounds)
     print(report(medians, sweep_seconds, rounds))
+    print(recording_report(rounds))
 
 
 if __name__ == "__main__":

@@ -26,15 +26,18 @@ def draw(build: Callable[..., alt.TopLevelMixin], key: Hashable, *args) -> None:
     st.vega_lite_chart(spec(build, key, *args), width="stretch")
 
 
-def spec(build: Callable[..., alt.TopLevelMixin], key: Hashable, *args) -> dict:
-    """The Vega-Lite spec of build(*args), memoised on (build, key)."""
+def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -> dict:
+    """The Vega-Lite spec of build(*args) (an Altair chart, or a spec
+    already made a dict), memoised on (build, key)."""
     memo_key = (build.__module__, build.__qualname__, key)
     with _lock:
         found = _specs.get(memo_key)
         if found is not None:
             _specs.move_to_end(memo_key)
             return found
-    built = build(*args).to_dict()
+    built = build(*args)
+    if not isinstance(built, dict):
+        built = built.to_dict()
     with _lock:
         _specs[memo_key] = built
         while len(_specs) > MAX_SPECS:

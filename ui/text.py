@@ -196,6 +196,34 @@ def recording_note(distances: pd.DataFrame, epochs: int) -> str:
             f"costs linear assignments, so wide nets get fewer).")
 
 
+def watch_note(run: Run) -> str:
+    """How to use the scrubbed pictures, and what was recorded, in words."""
+    from fitlab.watch_charts import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS
+
+    frames, config = run.frames, run.config
+    n = len(frames.epochs)
+    where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
+    notes = [f"Drag the epoch slider under the pictures, or press Play: every picture moves to that "
+             f"epoch in your browser, nothing is recomputed. The student was recorded at {where}; "
+             f"epoch 0 is the fresh student. Weights and biases share one colour scale, red below 0, "
+             f"blue above, white at 0, the same for teacher and student: equal colours, equal values."]
+    if config.width > HEATMAP_MAX_UNITS:
+        notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
+                     f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")
+    if config.width > DIAGRAM_MAX_WIDTH:
+        notes.append(f"The net's diagram is drawn for widths up to {DIAGRAM_MAX_WIDTH}.")
+    return " ".join(notes)
+
+
+def parameter_tables_note(uncoloured: bool) -> str:
+    """What the parameter matrices show, and where the tidy values are."""
+    colours = ("Too many cells to colour at this width." if uncoloured
+               else "Blue above 0, red below, the same scale for teacher and student.")
+    return (f"Each layer as its matrix: a row per output unit, a column per input, then the bias. "
+            f"{colours} Compare runs › the parameters CSV has every value in tidy form "
+            f"(parameter, uses, row, col, value).")
+
+
 def _first_sentence(message: str) -> str:
     head, dot, rest = message.partition(". ")
     return head + "." if dot and rest else message

@@ -12,6 +12,7 @@ from torch import nn
 from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
 from fitlab.engines.threads import use_torch_threads
+from fitlab.frames import FrameRecorder
 from fitlab.run import Run, TrainingError, make_run
 from fitlab.student.distance import DistanceTracker
 from fitlab.training import Progress
@@ -26,10 +27,16 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
     initial_layers = student.layer_arrays()
     tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, initial_layers)
+    recorder = FrameRecorder(initial_layers, config.epochs)
+    recorder.record(0, initial_layers)
 
     def after_epoch(epoch: int) -> None:
-        if tracker.wants(epoch):
-            tracker.record(epoch, student.layer_arrays())
+        if tracker.wants(epoch) or recorder.wants(epoch):
+            layers = student.layer_arrays()
+            if tracker.wants(epoch):
+                tracker.record(epoch, layers)
+            if recorder.wants(epoch):
+                recorder.record(epoch, layers)
         if progress is not None:
             progress(epoch, config.epochs)
 
@@ -40,7 +47,8 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
         blog_test_loss=None if error else blog_test_figure(
             batch_test_losses(student, inputs[n:], labels[n:], config.batch_size), config.n_test),
         teacher=start.teacher_layers, initial=initial_layers, final=student.layer_arrays(),
-        records=tracker.records(), inputs=inputs.numpy(), labels=labels.detach().numpy())
+        records=tracker.records(), frames=recorder.frames(config.shared_repeats),
+        inputs=inputs.numpy(), labels=labels.detach().numpy())
 
 
 def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, *,

@@ -19,6 +19,7 @@ from fitlab.blog import blog_test_figure, no_labels, setup
 from fitlab.config import Config
 from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
 from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
+from fitlab.frames import FrameRecorder
 from fitlab.run import Run, make_run
 from fitlab.student.distance import DistanceTracker
 from fitlab.training import Progress
@@ -203,6 +204,19 @@ def blog_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Con
         return blog_test_figure(np.add.reduceat(squares, starts) / sizes, config.n_test)
 
 
+def table_order(net: RunNet, flat: np.ndarray) -> np.ndarray:
+    """Copies of the net's flat buffer, stacked (frames, size), rearranged in
+    parameter_table's order: per layer its weight (out, in) row by row, then
+    its bias (the buffer holds each layer as its weight transposed, then the
+    bias as a last row)."""
+    pieces = []
+    for block_slice, block in zip(net.block_slices, net.blocks):
+        rows, outs = block.shape
+        stacked = flat[:, block_slice].reshape(len(flat), rows, outs)
+        pieces += [stacked[:, :-1, :].transpose(0, 2, 1).reshape(len(flat), -1), stacked[:, -1, :]]
+    return np.concatenate(pieces, axis=1)
+
+
 def train_numpy(config: Config, progress: Progress | None = None) -> Run:
     """The run of a detached config, trained by hand in numpy."""
     if not config.detach:
@@ -232,17 +246,28 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
 
     tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
     tracker.record(0, start.layers)
+    recorder = FrameRecorder(start.layers, config.epochs)
+    recorder.record(0, start.layers)
+    # Frames are kept as copies of the flat buffer, turned into layers all at
+    # once after training: one copy per frame in the loop, not six.
+    snapshots: list[tuple[int, np.ndarray]] = []
 
     def record(epoch: int) -> None:
         if tracker.wants(epoch):
             tracker.record(epoch, layers_now() if tracker.matches(epoch) else None, raw_distances())
+        if recorder.wants(epoch):
+            snapshots.append((epoch, net.params.copy()))
 
     train_losses, test_losses = fit(net, start.inputs, start.labels, config,
                                     np.float32(config.lr), progress, record)
+    if snapshots:
+        for (epoch, _), values in zip(snapshots, table_order(net, np.stack([v for _, v in snapshots]))):
+            recorder.record_values(epoch, values)
     history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
                             "train_loss": train_losses, "test_loss": test_losses})
     return make_run(
         config, engine="fast", history=history, error=None,
         blog_test_loss=blog_figure(net, start.inputs, start.labels, config),
         teacher=start.teacher_layers, initial=start.layers, final=layers_now(),
-        records=tracker.records(), inputs=start.inputs, labels=start.labels)
+        records=tracker.records(), frames=recorder.frames(config.shared_repeats),
+        inputs=start.inputs, labels=start.labels)

@@ -46,9 +46,10 @@ def expect_final_train_mse(page, config: Config) -> None:
 
 
 def expected_rows(config: Config) -> int:
+    """Rows of a parameter matrix: one per output unit of each distinct layer."""
     w, uses = config.width, config.shared_repeats
-    shared = w * w + w if uses else 0
-    return config.in_features * w + w + shared + w + 1
+    copies = (1 if config.tied else uses) if uses else 0
+    return w + copies * w + 1
 
 
 def test_default_page_renders_chart_and_both_tables(page, server):

@@ -1,5 +1,5 @@
-"""The Training tab: final losses, the loss chart and its CSV, the teacher's
-and the student's parameters."""
+"""The Training tab: final losses, the loss chart and its CSV, the run at
+any epoch (ui/tabs/watch.py), the teacher's and the student's parameters."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import streamlit as st
 
 from fitlab.charts import loss_chart
 from fitlab.run import Run
-from fitlab.tables import history_csv, history_file_name
+from fitlab.tables import history_csv, history_file_name, padding_mask, parameter_matrix
 from ui.charts import draw
-from ui.text import blog_figure_note, divergence_note, engine_note, fit_note, r_squared_text
+from ui.tabs.watch import watch_section
+from ui.text import blog_figure_note, divergence_note, engine_note, fit_note, parameter_tables_note, r_squared_text
 
 
 def loss_section(run: Run) -> None:
@@ -45,23 +46,60 @@ def loss_section(run: Run) -> None:
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history")
 
 
+def watch(run: Run) -> None:
+    """The run's pictures at any epoch, scrubbed and played in the browser."""
+    watch_section(run, st.session_state.get("log_scale", True))
+
+
+# Styling is a Python call per cell and a CSS rule sent per cell: beyond
+# this many cells (width 16 has 561) the matrices are shown uncoloured.
+MAX_COLOURED_CELLS = 5000
+
+
+def _shown(params: pd.DataFrame, matrix: pd.DataFrame, bound: float):
+    """The matrix as shown: each cell's background on the watch view's
+    diverging scale (red below 0, blue above, stronger up to ±bound) while it
+    is small enough to colour; padding past a layer's inputs blank, and a
+    diverged run's NaN and inf written out (the grid would show "None")."""
+    finite = np.isfinite(params["value"]).all()
+    small = matrix.size <= MAX_COLOURED_CELLS and bound > 0
+    if finite and not small:
+        return matrix
+    styler = matrix.style
+    if small:
+        def colour(value: float) -> str:
+            if not np.isfinite(value):
+                return ""
+            alpha = min(abs(value) / bound, 1.0)
+            rgb = "33, 102, 172" if value > 0 else "178, 24, 43"
+            return f"background-color: rgba({rgb}, {alpha:.2f})"
+
+        styler = styler.map(colour)
+    styler = styler.format("{:.4f}", na_rep="nan")
+    padding = padding_mask(params)
+    for pattern, rows in padding.groupby(list(padding.columns), sort=False).groups.items():
+        blank = [c for c, padded in zip(padding.columns, pattern) if padded]
+        if blank:
+            styler = styler.format("", subset=pd.IndexSlice[list(rows), blank])
+    return styler
+
+
 def parameter_tables(run: Run) -> None:
-    """Teacher and student parameters side by side."""
+    """Teacher and student parameters side by side, each layer as its matrix
+    (rows: output units; columns: inputs, then the bias), coloured on one
+    scale for both."""
+    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
+    values = np.concatenate([run.teacher_params.value, run.student_params.value])
+    finite = np.abs(values[np.isfinite(values)])
+    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
     left, right = st.container(key="parameter_tables").columns(2)
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(readable(run.teacher_params), hide_index=True, width="stretch")
+        st.dataframe(_shown(run.teacher_params, teacher, bound), width="stretch")
     with right:
         st.subheader("Student")
         st.caption("After training, started from a fresh Kaiming init." if run.error is None
                    else "Where training stopped.")
-        st.dataframe(readable(run.student_params), hide_index=True, width="stretch")
-
-
-def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` as shown: the grid draws NaN as "None", so a table holding NaN
-    or inf (a diverged run) shows its values as text, "nan", "inf", "-inf"."""
-    if np.isfinite(table["value"]).all():
-        return table
-    return table.assign(value=[f"{v:.6g}" for v in table["value"]])
+        st.dataframe(_shown(run.student_params, student, bound), width="stretch")
+    st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))

@@ -1,0 +1,69 @@
+"""Watch it learn, in the browser: the epoch input and play move every
+picture with no script rerun (the app's run state stays idle)."""
+
+from __future__ import annotations
+
+from .browsing import APP, expect, open_page
+
+WATCH = ".st-key-watch_chart"
+SLIDER = f'{WATCH} input[type="range"]'
+PLAY = '.fitlab-player [data-act="play"]'
+TITLE = f"{WATCH} svg.marks"
+
+# Notes any change of the app's script-run state from now on: a rerun.
+_WATCH_STATE = """() => {
+    window.fitlabRerun = false;
+    window.fitlabStateWatch = new MutationObserver(() => { window.fitlabRerun = true; });
+    window.fitlabStateWatch.observe(document.querySelector('APP'),
+        {attributes: true, attributeFilter: ['data-test-script-state']});
+}""".replace("APP", APP)
+# How long a rerun, had the input asked for one, would take at most to show
+# in the run state: a rerun of this page starts within a round trip.
+RERUN_WINDOW_MS = 2000
+
+
+def drawing(page) -> str:
+    return page.locator(TITLE).first.inner_html()
+
+
+def no_rerun_within(page, ms: int) -> bool:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("() => window.fitlabRerun", timeout=ms)
+    except PlaywrightTimeout:
+        return True
+    return False
+
+
+def test_moving_the_epoch_redraws_the_pictures_without_a_rerun(page, server):
+    open_page(page, server)
+    expect(page.locator(TITLE)).to_have_count(1)
+    expect(page.locator(TITLE)).to_contain_text("Epoch 100 of 100")
+    before = drawing(page)
+    page.evaluate(_WATCH_STATE)
+    page.locator(SLIDER).fill("10")
+    expect(page.locator(TITLE)).to_contain_text("Epoch 10 of 100")
+    assert drawing(page) != before
+    page.locator(SLIDER).fill("0")
+    expect(page.locator(TITLE)).to_contain_text("Epoch 0 of 100")
+    assert no_rerun_within(page, RERUN_WINDOW_MS)
+    assert page.locator(APP).get_attribute("data-test-script-state") == "notRunning"
+
+
+def test_play_advances_through_the_frames_and_pause_stops(page, server):
+    open_page(page, server)
+    expect(page.locator(TITLE)).to_contain_text("Epoch 100 of 100")
+    page.evaluate(_WATCH_STATE)
+    page.locator(PLAY).click()                    # at the end: plays from the start
+    expect(page.locator(PLAY)).to_have_text("⏸ Pause")
+    page.wait_for_function(f"() => Number(document.querySelector('{SLIDER}').value) >= 5")
+    seen = int(page.locator(SLIDER).input_value())
+    page.wait_for_function(f"() => Number(document.querySelector('{SLIDER}').value) > {seen + 5}")
+    expect(page.locator(TITLE)).not_to_contain_text("Epoch 100 of 100")
+    page.locator(PLAY).click()
+    expect(page.locator(PLAY)).to_have_text("▶ Play")
+    paused = page.locator(SLIDER).input_value()
+    expect(page.locator(TITLE)).to_contain_text(f"Epoch {paused} of 100")
+    assert no_rerun_within(page, RERUN_WINDOW_MS)
+    assert page.locator(SLIDER).input_value() == paused

@@ -1,0 +1,48 @@
+"""The Training tab's scrubbed view, through AppTest (the browser suite
+moves it: tests/e2e)."""
+
+import json
+
+from fitlab import Config, train
+from tests.page_helpers import open_page
+
+
+def watch_elements(at):
+    return [c for c in at.get("vega_lite_chart")
+            if any(p.get("name") == "epoch" for p in json.loads(c.proto.spec).get("params", []))]
+
+
+def watch_charts(at):
+    return [json.loads(c.proto.spec) for c in watch_elements(at)]
+
+
+def test_the_training_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
+    at = open_page()
+    assert not at.exception
+    [spec] = watch_charts(at)
+    epoch = {p["name"]: p for p in spec["params"]}["epoch"]
+    assert epoch["bind"]["input"] == "range" and epoch["bind"]["max"] == 100
+    [chart] = watch_elements(at)
+    assert {d.name for d in chart.proto.datasets} >= {"losses", "predictions", "edges", "weights_1"}
+    [player] = [h for h in at.get("html") if "fitlab-player" in h.proto.body]
+    run = train(Config())
+    assert json.dumps([int(e) for e in run.frames.epochs]) in player.proto.body
+    assert player.proto.unsafe_allow_javascript
+
+
+def test_the_lesson_has_no_scrubbed_view():
+    at = open_page(detach="false")
+    assert not at.exception
+    assert watch_charts(at) == []
+    assert not [h for h in at.get("html") if "fitlab-player" in h.proto.body]
+
+
+def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
+    from tests.page_helpers import open_tab
+
+    at = open_page()
+    assert len(watch_charts(at)) == 1
+    open_tab(at, "Compare runs")
+    assert watch_charts(at) == []
+    open_tab(at, "Training")
+    assert len(watch_charts(at)) == 1
