@@ -4,6 +4,8 @@ chart by what it encodes (the page draws several)."""
 import json
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -39,3 +41,9 @@ def open_tab(at: AppTest, label: str, key: str = "view") -> AppTest:
     a tab's charts are drawn only while it is open."""
     at.session_state[key] = label
     return at.run()
+
+
+def shown_values(dataframe) -> pd.DataFrame:
+    """The cells of a styled st.dataframe as the browser shows them (text)."""
+    styler = dataframe.proto.arrow_data.styler
+    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()

@@ -14,7 +14,7 @@ from torch import nn
 from fitlab import Config, train
 from fitlab.charts import constant_rules, loss_chart
 from fitlab.tables import history_csv, history_file_name
-from tests.page_helpers import loss_charts, open_page
+from tests.page_helpers import loss_charts, open_page, shown_values
 from ui.text import blog_figure_note, fit_note
 
 BETTER = dict(shared_repeats=0, lr=0.1, epochs=500)  # a student that beats the constant
@@ -136,8 +136,11 @@ def test_the_diverged_page_shows_nan_and_no_caption_that_cannot_apply():
     assert any("diverged at epoch 1" in w.value for w in at.warning)
     assert not any("per-batch means" in c.value for c in at.caption)
     assert not any("worse than a constant" in i.value for i in at.info)
-    student = at.dataframe[1].value
-    assert (student.value == "nan").any() and "None" not in set(student.value)
+    student = shown_values(at.dataframe[1])
+    cells = set(student.to_numpy().ravel())
+    assert "nan" in cells and "None" not in cells
+    # Padding past the first layer's 10 inputs (width 16) is blank, not "nan".
+    assert set(student.loc["first, unit 0", [f"in {c}" for c in range(10, 16)]]) == {""}
     assert [m.value for m in at.metric] == ["nan", "nan", "n/a", "n/a"]
     spec = json.loads(loss_charts(at)[0].proto.spec)
     assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0, 1]
