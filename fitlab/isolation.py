@@ -137,17 +137,20 @@ class WorkerPool:
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
 
-    def warm(self) -> None:
-        """Start every worker now (each imports torch as it starts), without
-        waiting for them."""
+    def warm(self, count: int | None = None) -> None:
+        """Start `count` workers (default: all) now, if not yet running,
+        without waiting for their imports."""
         free = []
         while True:
             try:
                 free.append(self._idle.get_nowait())
             except queue.Empty:
                 break
+        missing = self.size - len(self.pids()) if count is None else count - len(self.pids())
         for worker in free:
-            self._idle.put(worker if worker is not None else self._start())
+            if worker is None and missing > 0:
+                worker, missing = self._start(), missing - 1
+            self._idle.put(worker)
 
     def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
         """func(*args, **kwargs) in a worker process: its result by value, or
@@ -207,10 +210,10 @@ def run_isolated(func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwar
     return _POOL.run(func, *args, timeout=timeout, **kwargs)
 
 
-def warm() -> None:
-    """Start the process's workers now, so that the first isolated call does
-    not wait for a worker to import torch."""
-    _POOL.warm()
+def warm(count: int | None = None) -> None:
+    """Start `count` of the process's workers (default: all) now, so that
+    the first isolated call does not wait for a worker to import torch."""
+    _POOL.warm(count)
 
 
 def _serve(preload: list[str]) -> None:

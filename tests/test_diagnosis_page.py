@@ -103,7 +103,7 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     import ui.tabs.gradients as gradients
 
     calls = []
-    for module, name in ((diagnosis, "autopsy"), (diagnosis, "anomaly_trace"), (diagnosis, "run_variant"),
+    for module, name in ((diagnosis, "autopsy"), (diagnosis, "run_isolated"), (diagnosis, "run_variant"),
                          (gradients, "tied_gradient_ledger")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))

@@ -9,6 +9,7 @@ import re
 import pandas as pd
 
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
+from fitlab.jobs import Place, ServerBusy
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -149,3 +150,17 @@ def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
                           "outcome": outcome_text(o), "verdict": verdict(o, blog, detached)}
                          for o in outcomes])
+
+
+def waiting_in_line(what: str, place: Place, slots: int) -> str:
+    """Plain text: a job waiting for a free slot, and its place in line."""
+    others = place.running + place.ahead
+    return (f"Waiting to start {what}: the server runs {slots} at once, and "
+            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
+            f"({place.running} running, {place.ahead} waiting ahead of you).")
+
+
+def server_busy(what: str, busy: ServerBusy) -> str:
+    """Plain text: a job turned away because the line is full."""
+    return (f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
+            "waiting. Try again in a minute; your settings stay in the address bar.")

@@ -13,7 +13,9 @@ from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
+from fitlab.isolation import run_isolated
 from fitlab.run import Run
+from ui.state import heavy
 from ui.text import FIX_CODE, error_explanation, gallery_table
 
 _STALE_ROW = "background-color: #fde0e0"
@@ -31,19 +33,20 @@ def error_panel(run: Run) -> None:
 @st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
 def cached_autopsy(config: Config) -> Autopsy:
     """autopsy(config), once per config."""
-    return autopsy(config)
+    return heavy("the replay", autopsy, config)
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying under anomaly mode…")
 def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
-    """anomaly_trace(config), once per config."""
-    return anomaly_trace(config)
+    """anomaly_trace(config), once per config, in a worker process: anomaly
+    mode is process-wide, and would change other sessions' runs here."""
+    return heavy("the anomaly replay", run_isolated, anomaly_trace, config)
 
 
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
 def cached_outcome(config: Config, variant: int) -> FixOutcome:
     """run_variant(config, VARIANTS[variant]), once per config and variant."""
-    return run_variant(config, VARIANTS[variant])
+    return heavy("the fix gallery", run_variant, config, VARIANTS[variant])
 
 
 def gallery_with_progress(config: Config) -> pd.DataFrame:
