@@ -122,3 +122,21 @@ def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
     assert "5. Tied-gradient ledger" not in [s.value for s in app.subheader]
     open_tab(app, GRADIENTS)
     assert app.toggle(key="gradients_entries").value
+
+
+def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
+    import ui.tabs.failure as diagnosis
+    from fitlab.isolation import WorkerDied
+
+    def dies(*args, **kwargs):
+        raise WorkerDied("the worker process exited (code -9)")
+
+    real = diagnosis.run_isolated
+    monkeypatch.setattr(diagnosis, "run_isolated", dies)
+    page = open_page(detach="false")
+    assert not page.exception
+    assert any("stopped before it answered" in w.value for w in page.warning)
+    monkeypatch.setattr(diagnosis, "run_isolated", real)
+    page.run()
+    assert not page.exception and any("Error detected in AddmmBackward0" in m.value for m in page.markdown)
+    assert not any("stopped before it answered" in w.value for w in page.warning)

@@ -13,6 +13,7 @@ import torch
 
 from fitlab import Config, train
 from fitlab.failure.anomaly import anomaly_trace
+from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.isolated_calls import anomaly_enabled, die, pid_after
 
@@ -125,6 +126,8 @@ def _train_all(out: list) -> None:
     for _ in range(ROUNDS):
         for config in FAILING + TRAINING:
             out.append((config, train(config)))
+        for config in FAILING:  # a fix gallery's row: the blog's script as written
+            out.append((config, run_variant(config, BLOG)))
 
 
 def _trainers(threads: int = 2) -> tuple[float, list]:
@@ -162,7 +165,7 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
 
     assert len(traces) >= 2  # the replays really ran alongside
     assert all(t == expected_trace for t in traces)
-    assert len(results) == 2 * ROUNDS * len(alone)
+    assert len(results) == 2 * ROUNDS * (len(alone) + len(FAILING))
     for config, run in results:
         if config.detach:
             assert run.error is None

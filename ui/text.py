@@ -217,3 +217,10 @@ def _setting_value(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def replay_failed(exc: Exception) -> str:
+    """Plain text: the anomaly replay's worker process timed out or died."""
+    what = "took too long" if isinstance(exc, TimeoutError) else "stopped before it answered"
+    return (f"The replay under anomaly mode runs in a separate process, and this time it {what}. "
+            "The other views are unaffected; open this tab again to retry.")

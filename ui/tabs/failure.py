@@ -13,12 +13,15 @@ from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
-from fitlab.isolation import run_isolated
+from fitlab.isolation import WorkerDied, run_isolated
 from fitlab.run import Run
 from ui.state import heavy
-from ui.text import FIX_CODE, error_explanation, gallery_table
+from ui.text import FIX_CODE, error_explanation, gallery_table, replay_failed
 
 _STALE_ROW = "background-color: #fde0e0"
+# Seconds the anomaly replay may take in its worker: one forward and backward
+# pass, well under a second at the page's largest settings.
+REPLAY_TIMEOUT = 60
 
 
 def error_panel(run: Run) -> None:
@@ -40,7 +43,7 @@ def cached_autopsy(config: Config) -> Autopsy:
 def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
     """anomaly_trace(config), once per config, in a worker process: anomaly
     mode is process-wide, and would change other sessions' runs here."""
-    return heavy("the anomaly replay", run_isolated, anomaly_trace, config)
+    return heavy("the anomaly replay", run_isolated, anomaly_trace, config, timeout=REPLAY_TIMEOUT)
 
 
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
@@ -68,7 +71,11 @@ def failure_diagnosis(config: Config) -> None:
     found = cached_autopsy(config)
     version_ledger_section(found)
     graph_section(found)
-    anomaly_section(cached_anomaly_trace(config))
+    try:
+        anomaly_section(cached_anomaly_trace(config))
+    except (TimeoutError, WorkerDied) as exc:  # not cached: the next view tries again
+        st.subheader("3. Anomaly trace")
+        st.warning(replay_failed(exc))
     gallery_section(config)
 
 
