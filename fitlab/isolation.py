@@ -28,6 +28,7 @@ import os
 import pickle
 import queue
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -219,6 +220,9 @@ def warm(count: int | None = None) -> None:
 def _serve(preload: list[str]) -> None:
     """A worker's life: import the `preload` modules, say ready, then answer
     calls until the parent closes the pipe (or dies)."""
+    # Ctrl-C on the server reaches its whole process group: the worker ends
+    # when the server closes the pipe instead, as it does when killed.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the answers

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +19,7 @@ from fitlab.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.isolated_calls import anomaly_enabled, die, pid_after
 
 
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
 def test_torchs_anomaly_mode_is_process_wide():
     """Why the replay needs a process of its own: anomaly mode switched on in
     one thread is on in every thread."""
@@ -181,3 +183,28 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
     # In-process, the replay slowed other sessions' autograd runs 6-7x; a worker
     # process costs them a share of the two cores at most.
     assert ratio < 3
+
+
+def test_workers_end_when_the_server_is_killed():
+    """No orphans: a worker whose parent dies (kill -9, a crash) reads the
+    end of its pipe and exits."""
+    import subprocess
+    import sys
+
+    server = subprocess.run(
+        [sys.executable, "-c",
+         "import os; from fitlab.isolation import WorkerPool; from tests.isolated_calls import pid_after; "
+         "pool = WorkerPool(size=1, preload=()); print(pool.run(pid_after, 0), flush=True); os._exit(9)"],
+        capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[1]))
+    worker = int(server.stdout.split()[0])
+    deadline = time.monotonic() + 20
+    while _alive(worker):
+        assert time.monotonic() < deadline, "the worker outlived its server"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
