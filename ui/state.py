@@ -47,7 +47,8 @@ def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
     (training, a sweep, a fix, a replay): while it waits for a slot, the page
     says so and gives its place in line, `what` naming the job ("the
     training"). If the line is full the page says the server is busy and
-    this run of the page stops there."""
+    this run of the page stops there. Never nest it: a job holding a slot
+    that waits for another could wait for ever."""
     note = None
 
     def waiting(place) -> None:
