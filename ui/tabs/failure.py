@@ -72,10 +72,12 @@ def failure_diagnosis(config: Config) -> None:
     version_ledger_section(found)
     graph_section(found)
     try:
-        anomaly_section(cached_anomaly_trace(config))
+        trace = cached_anomaly_trace(config)
     except (TimeoutError, WorkerDied) as exc:  # not cached: the next view tries again
         st.subheader("3. Anomaly trace")
         st.warning(replay_failed(exc))
+    else:
+        anomaly_section(trace)
     gallery_section(config)
 
 
