@@ -30,6 +30,7 @@ else:
         "**Detach the labels** to meet PyTorch's most searched autograd error, and see why."
     )
 
+    url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
     config = read_config()
     if config is None:
         compare_section()  # earlier runs stay comparable while the settings are invalid
@@ -64,5 +65,5 @@ else:
                 sweep_section(config, shown=sweep.open)
         with compare:
             compare_section(shown=compare.open)
-    warn_about_url()  # last: every widget has read the URL by now
+    warn_about_url(url_note)  # last: every widget has read the URL by now
     page_ran()

@@ -37,6 +37,15 @@ COSTS = {
                       per_mega_multiply=8.0e-5),
 }
 
+# A backward() that also walks the labels' graph (labels attached, and
+# retain_graph=True, as a fix of the gallery does): each step differentiates
+# the teacher's forward pass over all n_samples rows again, besides its own
+# batch. Fitted like COSTS, on the same loaded machine, rounded up: width
+# 256, 8 repeats took 4.2 ms per step at best and 10 ms under load
+# (5e-5 s per million multiply-adds allows 10.5).
+RETAINED_WALK = CostModel(per_epoch=0.0, per_step=4.0e-4, per_step_per_repeat=6.0e-5,
+                          per_mega_multiply=5.0e-5)
+
 # The fields the cost depends on, as the message names them.
 COSTLY_FIELDS = ("epochs", "batch_size", "n_train", "width", "shared_repeats")
 
@@ -51,13 +60,38 @@ def work(config: Config) -> tuple[float, float, float, float]:
             config.epochs * rows * per_row / 1e6)
 
 
+def walk_work(config: Config) -> tuple[float, float, float, float]:
+    """The units of work (as `work` counts them) that walking the labels'
+    graph again adds to `config`'s training, when every step does."""
+    steps = config.epochs * config.batches_per_epoch
+    per_row = config.width * (config.in_features + config.shared_repeats * config.width + 1)
+    return 0, steps, steps * config.shared_repeats, steps * 2 * config.n_samples * per_row / 1e6
+
+
 def estimated_seconds(config: Config, engine: str | None = None) -> float:
     """Roughly how long train(config) takes on `engine` (default: the one
     train() will use, config.runs_engine)."""
-    cost = COSTS[engine or config.runs_engine]
-    epochs, steps, repeat_steps, mega = work(config)
+    return _seconds(COSTS[engine or config.runs_engine], work(config))
+
+
+def walked_graph_seconds(config: Config) -> float:
+    """Roughly how much longer `config`'s training on autograd takes when
+    every backward() also walks the labels' graph (retain_graph=True)."""
+    return _seconds(RETAINED_WALK, walk_work(config))
+
+
+def _seconds(cost: CostModel, units: tuple[float, float, float, float]) -> float:
+    epochs, steps, repeat_steps, mega = units
     return (epochs * cost.per_epoch + steps * cost.per_step
             + repeat_steps * cost.per_step_per_repeat + mega * cost.per_mega_multiply)
+
+
+def costly_fields(config: Config) -> dict:
+    """The fields the cost depends on and their values, as OverBudget names
+    them (the library-only fields too, when they are set)."""
+    costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features")
+                                if getattr(config, f) != Config.__dataclass_fields__[f].default)]
+    return {f: getattr(config, f) for f in costly}
 
 
 class OverBudget(ValueError):
@@ -81,7 +115,4 @@ def check(config: Config, engine: str | None = None, budget: float = BUDGET_SECO
     """Raise OverBudget if `config` on `engine` would take longer than `budget`."""
     seconds = estimated_seconds(config, engine)
     if seconds > budget:
-        # The library-only fields too, when they are set.
-        costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features")
-                                    if getattr(config, f) != Config.__dataclass_fields__[f].default)]
-        raise OverBudget(seconds, budget, {f: getattr(config, f) for f in costly})
+        raise OverBudget(seconds, budget, costly_fields(config))

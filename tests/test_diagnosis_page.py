@@ -103,7 +103,7 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     import ui.tabs.gradients as gradients
 
     calls = []
-    for module, name in ((diagnosis, "autopsy"), (diagnosis, "anomaly_trace"), (diagnosis, "run_variant"),
+    for module, name in ((diagnosis, "autopsy"), (diagnosis, "run_isolated"), (diagnosis, "run_variant"),
                          (gradients, "tied_gradient_ledger")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
@@ -132,3 +132,21 @@ def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
     assert any("`TBackward0`" in m.value and "`AsStridedBackward0`" in m.value for m in failing.markdown)
     assert any("where the blog's reads `AsStridedBackward0`" in c.value for c in failing.caption)
     assert any("torch.set_grad_enabled(True)" in m.value for m in failing.markdown)
+
+
+def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
+    import ui.tabs.failure as diagnosis
+    from fitlab.isolation import WorkerDied
+
+    def dies(*args, **kwargs):
+        raise WorkerDied("the worker process exited (code -9)")
+
+    real = diagnosis.run_isolated
+    monkeypatch.setattr(diagnosis, "run_isolated", dies)
+    page = open_page(detach="false")
+    assert not page.exception
+    assert any("stopped before it answered" in w.value for w in page.warning)
+    monkeypatch.setattr(diagnosis, "run_isolated", real)
+    page.run()
+    assert not page.exception and any("Error detected in AddmmBackward0" in m.value for m in page.markdown)
+    assert not any("stopped before it answered" in w.value for w in page.warning)

@@ -7,6 +7,7 @@ from fitlab.tables import parameter_matrix
 from tests.page_helpers import loss_charts
 from tests.page_helpers import open_page as open_link
 from ui.share import url_problems
+from ui.text import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines
 
 KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
 
@@ -33,6 +34,14 @@ def test_a_link_with_detach_off_opens_the_lesson():
     assert "[torch.FloatTensor [7, 1]]" in at.error[0].value
 
 
+def ignored_text(at) -> str:
+    """The bad-link warning's list of ignored parts (plain text), after
+    checking that the warning itself is the page's own words only."""
+    assert len(at.warning) == 1 and at.warning[0].value == IGNORED_HEADLINE
+    assert len(at.text) == 1
+    return at.text[0].value
+
+
 @pytest.mark.parametrize("params,field", [
     ({"width": "abc"}, "width"), ({"lr": "-1"}, "lr"), ({"width": "99999"}, "width"),
     ({"lr": "nan"}, "lr"), ({"seed": "1.5"}, "seed"), ({"detach": "maybe"}, "detach"),
@@ -42,12 +51,64 @@ def test_a_link_with_detach_off_opens_the_lesson():
 def test_garbage_in_the_url_warns_and_the_page_works(params, field):
     at = open_link(**params)
     assert not at.exception and not at.error
-    assert len(at.warning) == 1 and f"`{field}" in at.warning[0].value
+    text = ignored_text(at)
+    assert f"• {field}" in text
     assert len(loss_charts(at)) == 1 and len(at.dataframe) == 2
-    # The page runs a valid Config and says which value it used instead.
+    # The page runs a valid Config and says, in words, which value it used instead.
     config = page_config(at)
     if field in KEYS:
-        assert f"using {getattr(config, field)!r}" in at.warning[0].value
+        value = getattr(config, field)
+        shown = ("on" if value else "off") if isinstance(value, bool) else f"{value:g}"
+        default = getattr(Config(), field) == value
+        assert f"using {'the default, ' if default else ''}{shown}." in text
+    # The address bar is the link to the run on screen again: no ignored key stays.
+    assert set(at.query_params) <= set(KEYS)
+    if field in at.query_params:
+        assert at.query_params[field] in (str(value), f"{value:g}")
+
+
+def test_the_address_bar_keeps_what_it_used_and_drops_what_it_ignored():
+    at = open_link(colour="red", lr=["0.1", "0.2"], seed="4")
+    assert not at.exception
+    assert dict(at.query_params) == {"lr": "0.2", "seed": "4"}
+    assert page_config(at) == Config(lr=0.2, seed=4)
+    assert "• lr=0.1 (and 1 more): given 2 times; using 0.2." in ignored_text(at)
+
+
+PHISHING = ("`\n\n---\n\n**RuntimeError: your session expired. "
+            "[Log in again](https://evil.example/login)**\n\n`")
+IMAGE = "![pix](http://127.0.0.1:9/pix.png)"
+HEADING = "x\n# You have been hacked"
+
+
+def markdown_shown(at) -> list[str]:
+    """Every text of the page that Streamlit renders as markdown."""
+    return [e.value for kind in ("markdown", "warning", "error", "info", "success", "caption", "title",
+                                 "header", "subheader") for e in getattr(at, kind)]
+
+
+@pytest.mark.parametrize("params,shown", [
+    ({"width": PHISHING}, "width=`\\n\\n---\\n\\n**RuntimeError: your session expired. [Log in ag"),
+    ({"width": IMAGE}, f"width={IMAGE}"),
+    ({IMAGE: "1"}, f"{IMAGE}=1"),
+    ({HEADING: "1"}, "x\\n# You have been hacked=1"),
+])
+def test_text_from_the_url_is_shown_as_plain_text_only(params, shown):
+    at = open_link(**params)
+    assert not at.exception
+    assert shown in ignored_text(at)
+    for text in markdown_shown(at):
+        assert not any(part in text for part in ("evil.example", "pix.png", "hacked"))
+
+
+def test_a_huge_value_and_a_flood_of_keys_are_cut_short():
+    at = open_link(width="9" * 100_000, **{f"k{i}": "v" for i in range(999)})  # 1,000 parts: Streamlit ignores more
+    assert not at.exception and len(loss_charts(at)) == 1
+    lines = ignored_text(at).splitlines()
+    assert len(lines) == SHOWN_PARTS + 1 and len(ignored_text(at)) < 2000
+    assert lines[0].startswith("• width=" + "9" * SHOWN_CHARS + "… (cut short)")
+    assert lines[-1] == "• … and 992 more parts of the link, not settings of this page or not usable; ignored."
+    assert dict(at.query_params) == {}
 
 
 def test_the_warning_is_shown_once_then_the_page_moves_on():
@@ -78,6 +139,11 @@ def test_url_problems_names_each_ignored_part():
     settings = {"width": 5, "lr": 0.01, "detach": True}
     assert url_problems({"width": ["5"], "lr": ["0.010"], "detach": ["TRUE"]}, settings) == []
     problems = url_problems({"width": ["abc"], "lr": ["inf"], "detach": ["1"], "x": ["y"]}, settings)
-    assert len(problems) == 4
-    for part in ("`width=abc`", "`lr=inf`", "`detach=1`", "`x`"):
-        assert any(part in p for p in problems)
+    assert [(p.key, p.kind, p.used, p.default) for p in problems] == [
+        ("width", "invalid", 5, True), ("lr", "invalid", 0.01, True), ("detach", "invalid", True, True),
+        ("x", "unknown", None, False)]
+    assert ignored_lines(problems) == [
+        "• width=abc: not a value this setting can take; using the default, 5.",
+        "• lr=inf: not a value this setting can take; using the default, 0.01.",
+        "• detach=1: not a value this setting can take; using the default, on.",
+        "• x=y: not a setting of this page; ignored."]

@@ -3,7 +3,10 @@
 Trains a grid of configs with each engine, fits the per-epoch, per-step,
 per-step-per-repeat and per-million-multiply costs by non-negative least
 squares, and prints them beside the constants in budget.py, with each
-config's measured and estimated seconds. Run: python -m tools.measure_budget
+config's measured and estimated seconds. Then the same for RETAINED_WALK:
+the fix gallery's retain_graph variant against its detached twin, whose
+difference is the walk through the teacher's graph at every step.
+Run: python -m tools.measure_budget
 """
 
 import time
@@ -13,7 +16,8 @@ import numpy as np
 from scipy.optimize import nnls
 
 from fitlab import Config, train
-from fitlab.budget import COSTS, estimated_seconds, work
+from fitlab.budget import COSTS, RETAINED_WALK, estimated_seconds, walk_work, walked_graph_seconds, work
+from fitlab.failure.fixes import DETACH, VARIANTS, run_variant
 
 EPOCHS = 8
 
@@ -35,8 +39,34 @@ def best_of_two(c: Config) -> float:
     return min(times)
 
 
+def best_variant_of_two(c: Config, variant) -> float:
+    """Fastest of two timings of one fix of the gallery."""
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        run_variant(c, variant)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def fit_retained_walk() -> None:
+    """Fit and print RETAINED_WALK: retain_graph's extra seconds over detached labels."""
+    retained = next(v for v in VARIANTS if v.retain_graph)
+    configs = [Config(width=w, shared_repeats=r, batch_size=b, n_train=n, epochs=2, detach=False)
+               for w in (16, 64, 128, 256) for r in (0, 2, 8) for b, n in ((1, 60), (5, 50), (20, 199))]
+    extra = np.array([max(0.0, best_variant_of_two(c, retained) - best_variant_of_two(c, DETACH))
+                      for c in configs])
+    fitted, _ = nnls(np.array([walk_work(c) for c in configs]), extra)
+    print("retained walk:")
+    for name, value, now in zip(RETAINED_WALK.__dataclass_fields__, fitted, astuple(RETAINED_WALK)):
+        print(f"  {name:22s} fitted {value:.2e}   in budget.py {now:.2e}")
+    for c, measured in zip(configs, extra):
+        print(f"  width={c.width:3d} repeats={c.shared_repeats} batch={c.batch_size:2d} "
+              f"n_train={c.n_train:3d}: measured {measured:.3f} s, estimated {walked_graph_seconds(c):.3f} s")
+
+
 def main() -> None:
-    """Fit and print each engine's constants."""
+    """Fit and print each engine's constants, then the retained walk's."""
     for engine, cost in COSTS.items():
         train(Config(epochs=2, engine=engine))  # warm up
         configs = [replace(c, engine=engine) for c in grid()]
@@ -49,6 +79,7 @@ def main() -> None:
             print(f"  width={c.width:3d} repeats={c.shared_repeats} batch={c.batch_size:2d} "
                   f"n_train={c.n_train:3d}: measured {measured:.3f} s, "
                   f"estimated {estimated_seconds(c):.3f} s")
+    fit_retained_walk()
 
 
 if __name__ == "__main__":

@@ -4,54 +4,108 @@ answered with a warning and a working page, never a traceback.
 Streamlit drops a bound URL value it cannot use (wrong type, out of range)
 silently; to say so, the page remembers the URL it was opened with before any
 widget reads it, and compares it with what the widgets ended up holding.
+Text from the URL is a stranger's: the warning shows it as plain text (never
+markdown), cut short, and a flood of parts summarised (ui/text.py words it).
+The address bar is then cleaned of what was ignored, so that it is again the
+link to the run on screen.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import streamlit as st
 
+from fitlab import Config
+from ui.text import IGNORED_HEADLINE, ignored_lines
+
 URL = "query-params"  # the widgets' bind= value: the setting lives in the URL
 _OPENED_WITH = "url_opened_with"  # session key of the URL the session began with
+# What a session keeps of the URL it was opened with: enough to report it.
+_KEPT_KEYS, _KEPT_CHARS = 100, 1000
+DEFAULTS = Config().as_dict()
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """One part of the URL the page could not honour.
+
+    key     the URL's key
+    values  its values in the URL (each cut to what the session keeps)
+    kind    "unknown" (not a setting), "repeated", or "invalid"
+    used    the value the page uses instead (None for an unknown key)
+    default whether `used` is the setting's default
+    """
+
+    key: str
+    values: tuple[str, ...]
+    kind: str
+    used: object = None
+    default: bool = False
 
 
 def remember_url() -> None:
     """Keep the query parameters the session was opened with; call before
-    any widget is drawn (widgets consume and correct them)."""
-    if _OPENED_WITH not in st.session_state:
-        st.session_state[_OPENED_WITH] = {k: st.query_params.get_all(k) for k in st.query_params}
+    any widget is drawn (widgets consume and correct them). A key given more
+    than once keeps only its last value in the address bar: the one a number
+    input uses (a slider takes its default, and drops the key itself). Once
+    its widget is drawn the page may not write a key."""
+    if _OPENED_WITH in st.session_state:
+        return
+    opened = {}
+    for key in st.query_params:
+        values = st.query_params.get_all(key)
+        if len(opened) < _KEPT_KEYS:
+            opened[key[:_KEPT_CHARS]] = [v[:_KEPT_CHARS] for v in values[:_KEPT_KEYS]]
+        if len(values) > 1:
+            st.query_params[key] = values[-1]
+    st.session_state[_OPENED_WITH] = opened
+    st.session_state[_OPENED_WITH + "_keys"] = len(st.query_params)
 
 
-def url_problems(requested: Mapping[str, list[str]], settings: Mapping[str, object]) -> list[str]:
-    """One sentence per query parameter the page could not honour.
+def url_problems(requested: Mapping[str, list[str]], settings: Mapping[str, object]) -> list[Ignored]:
+    """Each query parameter the page could not honour.
 
     `requested` maps each key of the URL to its values; `settings` maps each
     widget key to the value the widget holds after reading the URL.
     """
     problems = []
     for key, values in requested.items():
-        if key not in settings or key == _OPENED_WITH:
-            problems.append(f"`{key}` is not a setting of this page; ignored.")
+        if key not in settings or key.startswith(_OPENED_WITH):
+            problems.append(Ignored(key, tuple(values), "unknown"))
         elif len(values) != 1:
-            problems.append(f"`{key}` is given {len(values)} times; using {settings[key]!r}.")
+            problems.append(_instead(key, values, "repeated", settings[key]))
         elif not _means(values[0], settings[key]):
-            problems.append(f"`{key}={values[0]}` is not allowed; using {settings[key]!r}.")
+            problems.append(_instead(key, values, "invalid", settings[key]))
     return problems
 
 
-def warn_about_url() -> None:
-    """Once per session, after every widget is drawn: a warning listing the
-    URL's keys and values the page ignored."""
+def warn_about_url(where=None) -> None:
+    """Once per session, after every widget is drawn: a warning in `where`
+    (a container of the main area, seen on a phone too; default: the page)
+    listing the URL's parts the page ignored, as plain text; then the
+    address bar drops the keys that are not settings."""
     requested = st.session_state.get(_OPENED_WITH)
     if not requested:
         return
     st.session_state[_OPENED_WITH] = {}  # warn on the first view only
     problems = url_problems(requested, st.session_state.to_dict())
-    if problems:
-        st.sidebar.warning("**Some of this link was ignored.**\n\n" +
-                           "\n".join(f"- {p}" for p in problems))
+    if not problems:
+        return
+    unseen = st.session_state.get(_OPENED_WITH + "_keys", len(requested)) - len(requested)
+    with (where or st.container()).container(key="url_warning"):
+        st.warning(IGNORED_HEADLINE, icon="⚠️")
+        st.text("\n".join(ignored_lines(problems, unseen)))  # st.text: no markdown, no HTML
+    settings = st.session_state.to_dict()
+    for key in list(st.query_params):
+        if key not in settings or key.startswith(_OPENED_WITH):
+            del st.query_params[key]
+
+
+def _instead(key: str, values: list[str], kind: str, used: object) -> Ignored:
+    return Ignored(key, tuple(values), kind, used, key in DEFAULTS and used == DEFAULTS[key])
 
 
 def _means(text: str, value: object) -> bool:

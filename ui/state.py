@@ -1,5 +1,6 @@
-"""What the page keeps between reruns: the server's run cache, a run with
-its progress bar, and the widgets of tabs that are closed.
+"""What the page keeps between reruns: the server's run cache, its gate for
+heavy jobs, a run with its progress bar, and the widgets of tabs that are
+closed.
 
 Every element on the page costs the browser time on every rerun, drawn or
 hidden in a closed tab alike, so a closed tab draws nothing. Streamlit
@@ -9,12 +10,24 @@ carries its widgets' values over while it is closed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
 import fitlab
 from fitlab import Config
 from fitlab.cache import RunCache
+from fitlab.jobs import JobGate, ServerBusy
 from fitlab.run import Run
+from ui.text import server_busy, waiting_in_line
+
+# Heavy jobs at once, server-wide: one per core of the 2-core machine it was
+# measured on; more only make each slower (docs/robustness.md).
+HEAVY_AT_ONCE = 2
+# Sessions that may wait for a slot; one more is told the server is busy.
+HEAVY_WAITING = 32
+T = TypeVar("T")
 
 
 @st.cache_resource
@@ -23,8 +36,39 @@ def run_cache() -> RunCache:
     return RunCache(max_entries=64, max_bytes=256 * 2**20)
 
 
+@st.cache_resource
+def job_gate() -> JobGate:
+    """The server's one gate for heavy jobs, shared by every session."""
+    return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
+
+
+def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
+    """func(*args, **kwargs) as one of the server's few heavy jobs at once
+    (training, a sweep, a fix, a replay): while it waits for a slot, the page
+    says so and gives its place in line, `what` naming the job ("the
+    training"). If the line is full the page says the server is busy and
+    this run of the page stops there. Never nest it: a job holding a slot
+    that waits for another could wait for ever."""
+    note = None
+
+    def waiting(place) -> None:
+        nonlocal note
+        note = note or st.empty()
+        note.info(waiting_in_line(what, place, HEAVY_AT_ONCE), icon="⏳")
+
+    try:
+        with job_gate().slot(on_wait=waiting):
+            if note is not None:
+                note.empty()
+            return func(*args, **kwargs)
+    except ServerBusy as busy:
+        st.warning(server_busy(what, busy))
+        st.stop()
+
+
 def run_with_progress(config: Config) -> Run:
-    """The run for `config`, from the cache or trained with a progress bar."""
+    """The run for `config`, from the cache or trained (a heavy job) with a
+    progress bar."""
     bar = st.empty()
     shown = [-1]
 
@@ -34,7 +78,7 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    run = run_cache().get(config, lambda c: fitlab.train(c, progress=progress))
+    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress))
     bar.empty()
     return run
 

@@ -13,6 +13,7 @@ from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
 from fitlab.failure.graph import named_in_error
 from fitlab.failure.vivid import NETS, VividCase
+from fitlab.jobs import Place, ServerBusy
 from fitlab.run import Run
 
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -337,3 +338,77 @@ def vivid_note(cases: tuple[VividCase, ...]) -> str:
         f"which saved its output (`{', '.join(relu_net.saved)}`): the same edits then bump the version "
         "of a saved tensor, and backward refuses. An in-place edit fails only when it writes to "
         "something a node saved.")
+
+
+def waiting_in_line(what: str, place: Place, slots: int) -> str:
+    """Plain text: a job waiting for a free slot, and its place in line."""
+    others = place.running + place.ahead
+    return (f"Waiting to start {what}: the server runs {slots} at once, and "
+            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
+            f"({place.running} running, {place.ahead} waiting ahead of you).")
+
+
+def server_busy(what: str, busy: ServerBusy) -> str:
+    """Plain text: a job turned away because the line is full."""
+    return (f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
+            "waiting. Try again in a minute; your settings stay in the address bar.")
+
+
+IGNORED_HEADLINE = ("**Some of this link was ignored.** The page runs without it; "
+                    "here is what it left out, and what it uses instead:")
+# How much of a stranger's URL the warning shows.
+SHOWN_PARTS, SHOWN_CHARS = 8, 60
+
+
+def ignored_lines(problems, unseen: int = 0) -> list[str]:
+    """Plain-text lines (for st.text, never markdown): each ignored part of
+    a link (ui.share.Ignored), its text from the URL cut short with its
+    control characters made visible, and what the page uses instead; past
+    SHOWN_PARTS, one line that counts the rest (with `unseen` parts the page
+    did not even keep)."""
+    lines = [f"• {_url_part(p.key, p.values)}: {_ignored_because(p)}." for p in problems[:SHOWN_PARTS]]
+    more = len(problems) - SHOWN_PARTS + unseen
+    if more > 0:
+        lines.append(f"• … and {more:,} more {'part' if more == 1 else 'parts'} of the link, "
+                     "not settings of this page or not usable; ignored.")
+    return lines
+
+
+def _ignored_because(problem) -> str:
+    if problem.kind == "unknown":
+        return "not a setting of this page; ignored"
+    used = _setting_value(problem.used)
+    instead = f"the default, {used}" if problem.default else used
+    if problem.kind == "repeated":
+        return f"given {len(problem.values)} times; using {instead}"
+    return f"not a value this setting can take; using {instead}"
+
+
+def _url_part(key: str, values: tuple[str, ...]) -> str:
+    shown = _visible(key)
+    if not values or values == ("",):
+        return shown if not values else f"{shown}="
+    first = f"{shown}={_visible(values[0])}"
+    return first if len(values) == 1 else f"{first} (and {len(values) - 1} more)"
+
+
+def _visible(text: str) -> str:
+    """`text` on one line, control characters as escapes (a newline as \\n),
+    cut to SHOWN_CHARS."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escaped if len(escaped) <= SHOWN_CHARS else f"{escaped[:SHOWN_CHARS]}… (cut short)"
+
+
+def _setting_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def replay_failed(exc: Exception) -> str:
+    """Plain text: the anomaly replay's worker process timed out or died."""
+    what = "took too long" if isinstance(exc, TimeoutError) else "stopped before it answered"
+    return (f"The replay under anomaly mode runs in a separate process, and this time it {what}. "
+            "The other views are unaffected; open this tab again to retry.")

@@ -7,7 +7,8 @@ lifespan starts this warm-up on a background thread as the server starts: the
 page's imports, then the default run into the run cache. The server answers at
 once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
-the default run cached. The lesson's run (detach off) is warmed too, a few
+the default run cached. The lesson's run (detach off) and a worker process
+for its anomaly replay (fitlab/isolation.py) are warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
 torch._dynamo, which holds the interpreter, and while the browser still draws
 that page its requests and messages need the interpreter too.
@@ -45,6 +46,7 @@ def warm() -> None:
     for name in PAGE_MODULES:
         importlib.import_module(name)
     import fitlab
+    from fitlab import isolation
     from ui.state import run_cache
 
     _quiet_missing_context()
@@ -52,6 +54,9 @@ def warm() -> None:
     _page_ran.wait()
     time.sleep(LESSON_AFTER_PAGE_SECONDS)  # the browser is drawing that page
     run_cache().get(fitlab.Config(detach=False), fitlab.train)
+    # The lesson's anomaly trace runs in a worker process; one is enough to
+    # start (each holds about 300 MB), the second starts if two replays meet.
+    isolation.warm(1)
     # The default run's Student vs teacher tables; the first matching of
     # hidden units also imports scipy's solver.
     for view in STUDENT_VIEWS:

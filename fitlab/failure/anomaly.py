@@ -65,9 +65,11 @@ class AnomalyTrace:
     def trimmed(self) -> tuple[Frame, ...]:
         """The frames that help: fitlab's own, and torch's layer code that
         built the failing node, without nn.Module's call plumbing or whoever
-        called fitlab (a page, a test runner, this module's replay)."""
-        start = next((i for i, f in enumerate(self.frames)
-                      if _in_library(f) and Path(f.file).resolve() != _HERE), 0)
+        called fitlab (a page, a test runner, a worker process, this
+        module's replay)."""
+        replay = [i for i, f in enumerate(self.frames) if Path(f.file).resolve() == _HERE]
+        after = replay[-1] + 1 if replay else 0
+        start = next((i for i, f in enumerate(self.frames[after:], after) if _in_library(f)), 0)
         return tuple(f for f in self.frames[start:] if Path(f.file).name not in _PLUMBING)
 
     @property

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from fitlab.blog import setup
-from fitlab.budget import BUDGET_SECONDS, estimated_seconds
+from fitlab.budget import BUDGET_SECONDS, OverBudget, costly_fields, estimated_seconds, walked_graph_seconds
 from fitlab.config import Config
 from fitlab.data import attached_labels, detached_labels, make_labels
 from fitlab.engines.autograd import fit
@@ -63,6 +63,9 @@ class Variant:
     copy_teacher  the student is a deep copy of the teacher, taken before the re-init
     reinitialise  the in-place re-init of the student
     retain_graph  passed to loss.backward()
+    attached      whether the labels keep the teacher's graph (then backward()
+                  walks into it: it fails by the second step, or, with
+                  retain_graph, walks it again at every step)
     """
 
     name: str
@@ -71,15 +74,17 @@ class Variant:
     copy_teacher: bool = False
     reinitialise: Callable[[TiedNet, torch.Generator], None] = reinitialise_as_student
     retain_graph: bool = False
+    attached: bool = True
 
 
 BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
-DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels)
+DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
+                 attached=False)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
     Variant("labels under torch.no_grad()",
-            "with torch.no_grad(): labels = net(X).reshape((-1, 1))", _labels_no_grad),
+            "with torch.no_grad(): labels = net(X).reshape((-1, 1))", _labels_no_grad, attached=False),
     Variant(".clone() the labels", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
     Variant("no reshape (the blog's suspect)", "labels = net(X)", _labels_not_reshaped),
     Variant("deep copy of the teacher",
@@ -135,18 +140,44 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
     return FixOutcome(variant, history, error, first, teacher_gradient)
 
 
-# The gallery costs about this many runs of the settings: five variants
-# train to the end, and the two with retain_graph re-walk the teacher's graph
-# every step (one to three runs' worth more each); the variants that fail stop
-# at once.
-GALLERY_RUNS = 8
+def variant_seconds(config: Config, variant: Variant) -> float:
+    """An upper bound, as fitlab.budget estimates, of how long `variant`
+    takes on `config`. Detached labels train to the end: one run. Attached
+    labels with retain_graph train to the end too, and every step walks the
+    teacher's graph again. Attached labels without it stop by the second
+    step: the first backward() into the labels' graph either fails or frees
+    it, so the second raises; that is at most one epoch, or two of one batch."""
+    run = estimated_seconds(config, "autograd")
+    if not variant.attached:
+        return run
+    if variant.retain_graph:
+        return run + walked_graph_seconds(config)
+    stopped = replace(config, epochs=min(config.epochs, 1 if config.batches_per_epoch > 1 else 2))
+    return estimated_seconds(stopped, "autograd")
+
+
+def gallery_seconds(config: Config) -> float:
+    """An upper bound of how long the whole gallery takes on `config`."""
+    return sum(variant_seconds(config, v) for v in VARIANTS)
 
 
 def gallery_config(config: Config) -> Config:
     """`config` with its epochs cut, if need be, so that the whole gallery
-    stays within the work budget (BUDGET_SECONDS), like a single run."""
-    affordable = int(config.epochs * BUDGET_SECONDS / (GALLERY_RUNS * estimated_seconds(config, "autograd")))
-    return replace(config, epochs=max(1, min(config.epochs, affordable)))
+    stays within the work budget (BUDGET_SECONDS), like a single run.
+    OverBudget if even one epoch of it is over."""
+    if gallery_seconds(config) <= BUDGET_SECONDS:
+        return config
+    affordable, over = 0, config.epochs  # the cost grows with the epochs
+    while over - affordable > 1:
+        middle = (affordable + over) // 2
+        if gallery_seconds(replace(config, epochs=middle)) <= BUDGET_SECONDS:
+            affordable = middle
+        else:
+            over = middle
+    if affordable == 0:
+        raise OverBudget(gallery_seconds(replace(config, epochs=1)), BUDGET_SECONDS,
+                         costly_fields(replace(config, epochs=1)))
+    return replace(config, epochs=affordable)
 
 
 def fix_gallery(config: Config) -> tuple[FixOutcome, ...]:

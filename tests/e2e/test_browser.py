@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pytest
@@ -121,14 +122,52 @@ def test_a_share_link_opens_the_same_run(page, browser, server):
         other.context.close()
 
 
+URL_WARNING = ".st-key-url_warning"
+
+
 def test_garbage_in_the_url_warns_and_the_page_works(page, server):
-    open_page(page, f"{server}/?width=abc&lr=-1&colour=red")
-    warning = page.locator('[data-testid="stAlert"]', has_text="Some of this link was ignored")
-    for part in ("width=abc", "lr=-1", "colour"):
+    open_page(page, f"{server}/?width=abc&lr=-1&colour=red&seed=3")
+    warning = page.locator(URL_WARNING)
+    expect(warning.locator('[data-testid="stAlert"]')).to_contain_text("Some of this link was ignored")
+    for part in ("width=abc", "using the default, 5", "lr=-1", "colour=red"):
         expect(warning).to_contain_text(part)
     expect(page.locator(CHART)).to_have_count(1)
     expect(page.locator(TABLE)).to_have_count(2)
     assert page.locator('[data-testid="stException"]').count() == 0
+    # The address bar is the link to the run on screen again.
+    expect(page).to_have_url(f"{server}/?seed=3")
+
+
+# The payloads: a fake error with a phishing link, an image, a heading.
+HOSTILE = ("/?width=%60%0A%0A---%0A%0A%2A%2ARuntimeError%3A%20your%20session%20expired.%20"
+           "%5BLog%20in%20again%5D%28https%3A//evil.example/login%29%2A%2A%0A%0A%60"
+           "&lr=%21%5Bpix%5D%28http%3A//127.0.0.1%3A9/pix.png%29"
+           "&x%0A%23%20You%20have%20been%20hacked=1")
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1400, "height": 1000}, {"width": 390, "height": 844}],
+                         ids=["desktop", "phone"])
+def test_text_from_the_url_is_inert_and_seen_on_a_phone(browser, server, viewport):
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    try:
+        open_page(page, server + HOSTILE)
+        warning = page.locator(URL_WARNING)
+        expect(warning).to_be_visible()  # in the main area: no sidebar to open first
+        expect(warning).to_contain_text("**RuntimeError: your session expired. [Log in")
+        expect(warning).to_contain_text("![pix](http://127.0.0.1:9/pix.png)")
+        expect(warning).to_contain_text("x\\n# You have been hacked=1")
+        assert warning.locator("a, img, h1, h2, h3, h4, h5, h6, hr").count() == 0
+        # The visitor's text is plain text: no markup at all (the headline's bold is the page's).
+        assert warning.locator('[data-testid="stText"] :is(strong, em, code, p, li)').count() == 0
+        assert not [url for url in requested if urlsplit(url).netloc in ("127.0.0.1:9", "evil.example")]
+        assert page.locator('[data-testid="stException"]').count() == 0
+        expect(page).to_have_url(f"{server}/")  # nothing of it was a setting
+    finally:
+        context.close()
 
 
 def test_a_diverging_run_says_so_and_charts_the_finite_part(page, server):

@@ -13,19 +13,25 @@ from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_varia
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
 from fitlab.failure.vivid import VividCase, vivid_example
+from fitlab.isolation import WorkerDied, run_isolated
 from fitlab.run import Run
+from ui.state import heavy
 from ui.text import (
     FIX_CODE,
     GRAD_MODE_NOTE,
     error_explanation,
     gallery_messages,
     gallery_table,
+    replay_failed,
     vivid_note,
     vivid_table,
     wording_note,
 )
 
 _STALE_ROW = "background-color: #fde0e0"
+# Seconds the anomaly replay may take in its worker: one forward and backward
+# pass, well under a second at the page's largest settings.
+REPLAY_TIMEOUT = 60
 
 
 def error_panel(run: Run) -> None:
@@ -44,13 +50,14 @@ def error_panel(run: Run) -> None:
 @st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
 def cached_autopsy(config: Config) -> Autopsy:
     """autopsy(config), once per config."""
-    return autopsy(config)
+    return heavy("the replay", autopsy, config)
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying under anomaly mode…")
 def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
-    """anomaly_trace(config), once per config."""
-    return anomaly_trace(config)
+    """anomaly_trace(config), once per config, in a worker process: anomaly
+    mode is process-wide, and would change other sessions' runs here."""
+    return heavy("the anomaly replay", run_isolated, anomaly_trace, config, timeout=REPLAY_TIMEOUT)
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the blog's vivid example…")
@@ -62,7 +69,7 @@ def cached_vivid_example(config: Config) -> tuple[VividCase, ...]:
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
 def cached_outcome(config: Config, variant: int) -> FixOutcome:
     """run_variant(config, VARIANTS[variant]), once per config and variant."""
-    return run_variant(config, VARIANTS[variant])
+    return heavy("the fix gallery", run_variant, config, VARIANTS[variant])
 
 
 def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:
@@ -84,7 +91,13 @@ def failure_diagnosis(config: Config) -> None:
     found = cached_autopsy(config)
     version_ledger_section(found)
     graph_section(found)
-    anomaly_section(cached_anomaly_trace(config))
+    try:
+        trace = cached_anomaly_trace(config)
+    except (TimeoutError, WorkerDied) as exc:  # not cached: the next view tries again
+        st.subheader("3. Anomaly trace")
+        st.warning(replay_failed(exc))
+    else:
+        anomaly_section(trace)
     gallery_section(config)
     vivid_section(cached_vivid_example(config))
 

@@ -9,7 +9,7 @@ import fitlab
 from fitlab import Config
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, parse_axis
-from ui.state import TabKeys
+from ui.state import TabKeys, heavy
 
 KEYS = TabKeys("sweep")
 
@@ -45,7 +45,7 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
     try:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
         bar = st.progress(0, text="Sweeping")
-        results = fitlab.sweep(config, progress=lambda done, total: bar.progress(
+        results = heavy("the sweep", fitlab.sweep, config, progress=lambda done, total: bar.progress(
             done / total, text=f"Sweeping: epoch {done} of {total}"), **axes)
         bar.empty()
     except ValueError as exc:

@@ -1,0 +1,248 @@
+"""Running work that changes process-wide state where it cannot leak: in a
+few warm worker processes, reused.
+
+Torch's anomaly mode and `warnings.catch_warnings` act on the whole process,
+not the calling thread: switched on for one session's replay, they change
+every other session's runs (their error messages, their warnings, their
+speed). `run_isolated(func, *args)` runs `func(*args)` in a worker process
+instead and returns its result by value, or raises its exception.
+
+The workers are fresh interpreters (`python -m fitlab.isolation`, spawned,
+never forked: the server's threads and locks stay behind), with torch and
+the replay imported as they start (PRELOAD), so a call does not wait for
+imports. There are at
+most `WORKERS` of them; more callers wait for a free one. A worker that
+dies, or overruns its call's timeout, is killed and replaced by a fresh one.
+Each worker serves `CALLS_PER_WORKER` calls, then is replaced, which bounds
+whatever a long-lived process might accumulate.
+
+`func` must be picklable: a top-level function of an importable module; its
+arguments and result must be picklable too.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import pickle
+import queue
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+WORKERS = 2
+CALLS_PER_WORKER = 500
+# Imported by each worker as it starts: what the isolated calls need.
+PRELOAD = ("torch", "fitlab.failure.anomaly")
+DEFAULT_TIMEOUT = 120.0
+_ROOT = Path(__file__).resolve().parents[1]  # where `fitlab` is importable from
+_HEADER = struct.Struct("!Q")  # each message: its length, then a pickle
+_READY = "ready"
+
+
+class WorkerDied(RuntimeError):
+    """The worker process running a call exited before answering."""
+
+
+class IsolatedError(RuntimeError):
+    """An exception of the isolated call that could not be sent back as
+    itself (not picklable); its message is the worker's traceback."""
+
+
+def _send(stream, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read_exactly(stream, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            raise EOFError("the other end closed the pipe")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(stream) -> object:
+    (size,) = _HEADER.unpack(_read_exactly(stream, _HEADER.size))
+    return pickle.loads(_read_exactly(stream, size))
+
+
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self, preload: tuple[str, ...]):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "fitlab.isolation", *preload], cwd=_ROOT, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.calls = 0
+        self.ready = False
+
+    def call(self, func: Callable, args: tuple, kwargs: dict, timeout: float) -> tuple[str, Any]:
+        """("ok", result) or ("error", exception) of func(*args, **kwargs) in
+        this worker, within `timeout` seconds (counted from now, including
+        the worker's start if it is new)."""
+        deadline = time.monotonic() + timeout
+        self.calls += 1
+        try:
+            if not self.ready:
+                if self._wait(deadline) != _READY:
+                    raise WorkerDied("the worker did not start")
+                self.ready = True
+            _send(self.process.stdin, (func, args, kwargs))
+            return self._wait(deadline)
+        except TimeoutError:
+            raise
+        except (EOFError, OSError) as exc:
+            raise WorkerDied(f"the worker process exited (code {self.process.poll()})") from exc
+
+    def _wait(self, deadline: float) -> object:
+        remaining = deadline - time.monotonic()
+        readable, _, _ = select.select([self.process.stdout], [], [], max(0.0, remaining))
+        if not readable:
+            raise TimeoutError("the isolated call overran its timeout; its worker was replaced")
+        return _receive(self.process.stdout)
+
+    def stop(self) -> None:
+        """Kill the process (it may be mid-call) and reap it."""
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()
+
+
+class WorkerPool:
+    """At most `size` warm worker processes, each importing the modules
+    `preload` as it starts; a call waits for a free one."""
+
+    def __init__(self, size: int = WORKERS, calls_per_worker: int = CALLS_PER_WORKER,
+                 preload: tuple[str, ...] = PRELOAD):
+        self.size, self.calls_per_worker, self.preload = size, calls_per_worker, preload
+        self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
+        for _ in range(size):
+            self._idle.put(None)  # a slot whose worker is started when first needed
+        self._all: set[_Worker] = set()
+        self._lock = threading.Lock()
+
+    def warm(self, count: int | None = None) -> None:
+        """Start `count` workers (default: all) now, if not yet running,
+        without waiting for their imports."""
+        free = []
+        while True:
+            try:
+                free.append(self._idle.get_nowait())
+            except queue.Empty:
+                break
+        missing = self.size - len(self.pids()) if count is None else count - len(self.pids())
+        for worker in free:
+            if worker is None and missing > 0:
+                worker, missing = self._start(), missing - 1
+            self._idle.put(worker)
+
+    def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
+        """func(*args, **kwargs) in a worker process: its result by value, or
+        its exception raised here. TimeoutError if it takes longer than
+        `timeout` seconds (the worker is killed); WorkerDied if its worker exits."""
+        worker = self._idle.get()
+        try:
+            if worker is None:
+                worker = self._start()
+            status, value = worker.call(func, args, kwargs, timeout)
+        except BaseException:
+            # Timed out, died, or interrupted mid-call: its answer, if any,
+            # would be read by the next call. A fresh worker takes the slot.
+            if worker is not None:
+                self._retire(worker)
+            self._idle.put(None)
+            raise
+        if worker.calls >= self.calls_per_worker:
+            self._retire(worker)
+            worker = None
+        self._idle.put(worker)
+        if status == "error":
+            raise value
+        return value
+
+    def pids(self) -> list[int]:
+        """The process ids of the live workers."""
+        with self._lock:
+            return [w.process.pid for w in self._all]
+
+    def close(self) -> None:
+        """Stop every worker; the pool starts new ones if used again."""
+        with self._lock:
+            workers, self._all = list(self._all), set()
+        for worker in workers:
+            worker.stop()
+
+    def _start(self) -> _Worker:
+        worker = _Worker(self.preload)
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        with self._lock:
+            self._all.discard(worker)
+        worker.stop()
+
+
+_POOL = WorkerPool()
+atexit.register(_POOL.close)
+
+
+def run_isolated(func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
+    """func(*args, **kwargs) in one of the process's warm worker processes
+    (see WorkerPool.run): for work that changes process-wide state."""
+    return _POOL.run(func, *args, timeout=timeout, **kwargs)
+
+
+def warm(count: int | None = None) -> None:
+    """Start `count` of the process's workers (default: all) now, so that
+    the first isolated call does not wait for a worker to import torch."""
+    _POOL.warm(count)
+
+
+def _serve(preload: list[str]) -> None:
+    """A worker's life: import the `preload` modules, say ready, then answer
+    calls until the parent closes the pipe (or dies)."""
+    # Ctrl-C on the server reaches its whole process group: the worker ends
+    # when the server closes the pipe instead, as it does when killed.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    requests = sys.stdin.buffer
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the answers
+    for name in preload:
+        importlib.import_module(name)
+    _send(answers, _READY)
+    while True:
+        try:
+            func, args, kwargs = _receive(requests)
+        except EOFError:
+            return
+        try:
+            answer = ("ok", func(*args, **kwargs))
+            _send(answers, answer)
+        except Exception as exc:  # the caller's to handle, raised there
+            try:
+                _send(answers, ("error", exc))
+            except Exception:  # the exception itself does not pickle
+                _send(answers, ("error", IsolatedError(traceback.format_exc())))
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])
