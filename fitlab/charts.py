@@ -66,27 +66,35 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
 # no symbol in a stroke-dash legend.
 
 
-def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = False) -> alt.Chart:
+def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = True) -> alt.Chart:
     """The picked runs' losses on one chart: colour by run (the legend says
-    what differs), train solid and test dashed, smoothed by `weight` with the
-    raw value in the tooltip."""
+    what differs; click an entry to bring its run forward), train solid and
+    test dashed, smoothed by `weight` with the raw value in the tooltip.
+
+    The plot keeps its height however many runs there are: the legend is
+    laid out below it and the chart grows by the legend's height (fit-x),
+    where Streamlit's default (fit) would shrink the plot to make room."""
     data = overlay_long(runs, weight, log_scale)
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
+    picked = alt.selection_point(fields=["run"], bind="legend")
     return (
         alt.Chart(data)
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
-            color=alt.Color("run:N", title="run", sort=[r.label for r in runs],
-                            scale=alt.Scale(scheme="category10"),
-                            legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+            color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
+                            scale=alt.Scale(scheme="tableau20" if len(runs) > 10 else "category10"),
+                            legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
+                                              labelLimit=600, symbolLimit=0)),
             strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            opacity=alt.condition(picked, alt.value(1.0), alt.value(0.15)),
             tooltip=[alt.Tooltip("run:N"), alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"),
                      alt.Tooltip("loss:Q", title="smoothed" if weight else "loss", format=".6g"),
                      alt.Tooltip("raw_loss:Q", title="raw", format=".6g")],
         )
-        .properties(height=360)
+        .add_params(picked)
+        .properties(height=360, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
         .interactive(bind_y=False)
     )
 

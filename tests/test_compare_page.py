@@ -70,12 +70,27 @@ def test_unpicking_a_run_takes_it_off_the_chart(app):
 
 def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
     open_tab(app, "Compare runs")
+    spec, _ = chart_by_colour(app, "run")
+    assert spec["encoding"]["y"]["scale"]["type"] == "log"   # the page's one default
     app.slider(key="compare_smoothing").set_value(0.8)
-    app.toggle(key="compare_log_scale").set_value(True).run()
+    app.toggle(key="compare_log_scale").set_value(False).run()
     spec, data = chart_by_colour(app, "run")
-    assert spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert spec["encoding"]["y"]["scale"].get("type") is None
     assert (data.loss != data.raw_loss).any()
     assert data.raw_loss.iloc[0] == data.loss.iloc[0]    # epoch 0: nothing to average yet
+
+
+def test_pinned_runs_survive_clearing_the_log(app):
+    open_tab(app, "Compare runs")
+    for width in (6, 7, 8):
+        app.slider(key="width").set_value(width).run()
+    app.multiselect(key="compare_pinned").select("#2 width=6").run()
+    app.button(key="compare_clear").click().run()
+    assert not app.exception
+    assert app.multiselect(key="compare_picked").options == ["#2 width=6", "#4 width=8"]
+    assert app.multiselect(key="compare_picked").value == ["#2 width=6", "#4 width=8"]
+    _, data = chart_by_colour(app, "run")
+    assert set(data.run) == {"#2 width=6", "#4 width=8"}
 
 
 def test_student_versus_teacher_charts_show_the_runs_own_data(app):

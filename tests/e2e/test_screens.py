@@ -1,0 +1,39 @@
+"""Screens a person uses, checked by what the browser drew: Compare runs
+with a full run log, the sweep, and the page at phone size."""
+
+from __future__ import annotations
+
+from .browsing import expect, open_page, rerun_after
+
+# The drawn size of the plot itself (its y grid), and the legend's entries,
+# of the Vega chart in the open tab.
+_OVERLAY_SIZES = """(panel) => {
+    const svg = panel.querySelector('[data-testid="stVegaLiteChart"] svg.marks');
+    const grid = svg.querySelector('.role-axis-grid').getBoundingClientRect();
+    const labels = [...svg.querySelectorAll('.role-legend-label text')];
+    const chart = svg.getBoundingClientRect();
+    return {plotWidth: grid.width, plotHeight: grid.height, chartHeight: chart.height,
+            legend: labels.map((t) => t.textContent),
+            legendBottom: Math.max(...labels.map((t) => t.getBoundingClientRect().bottom)),
+            chartBottom: chart.bottom};
+}"""
+
+
+def make_runs(page, count: int) -> None:
+    """`count` more runs in this session, one width step each."""
+    thumb = page.get_by_role("slider", name="Hidden width")
+    for _ in range(count):
+        rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))
+
+
+def test_compare_stays_readable_with_the_full_run_log(page, server):
+    open_page(page, server)
+    make_runs(page, 11)
+    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
+    panel = page.get_by_role("tabpanel", name="Compare runs")
+    expect(panel.locator('[data-testid="stVegaLiteChart"] svg.marks')).to_have_count(1)
+    sizes = panel.evaluate(_OVERLAY_SIZES)
+    assert len(sizes["legend"]) == 12 and sizes["legend"][0] == "#1 defaults"
+    assert sizes["plotHeight"] >= 340, sizes        # the spec's 360, whatever the legend
+    assert sizes["plotWidth"] >= 600, sizes
+    assert sizes["legendBottom"] <= sizes["chartBottom"] + 1, sizes  # no entry cut off
