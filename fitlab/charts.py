@@ -47,18 +47,30 @@ def loss_chart(history: pd.DataFrame, log_scale: bool = False) -> alt.Chart:
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     """Final test loss of each sweep config as a heatmap over two axes (log
-    colour scale); a diverged config (non-finite loss) is marked in words."""
+    colour scale), each cell labelled in a colour that contrasts with it; a
+    diverged config (non-finite loss) is marked in words. A click selects a
+    cell (the point selection "cell", on the two axes' fields)."""
     finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    base = alt.Chart(table[finite]).encode(
-        x=alt.X(f"{x}:O", title=x), y=alt.Y(f"{y}:O", title=y, sort="descending"))
-    cells = base.mark_rect().encode(
+    drawn = table[finite]
+    base = alt.Chart(drawn).encode(
+        x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(f"{y}:O", title=y, sort="descending"))
+    picked = alt.selection_point(name="cell", fields=[x, y], on="click")
+    cells = base.mark_rect(cursor="pointer").encode(
         color=alt.Color("test_loss:Q", title="final test MSE",
                         scale=alt.Scale(type="log", scheme="viridis", reverse=True)),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
-                 alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")])
-    labels = base.mark_text(fontSize=10).encode(text=alt.Text("test_loss:Q", format=".2g"))
-    diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(color="#d62728").encode(
+                 alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
+    ).add_params(picked)
+    # Reversed viridis runs from light yellow (low loss) to dark purple (high):
+    # dark text on the lighter half of the log range, white on the darker.
+    middle = float(np.sqrt(drawn["test_loss"].min() * drawn["test_loss"].max())) if len(drawn) else 1.0
+    labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
+        text=alt.Text("test_loss:Q", format=".2g"),
+        color=alt.condition(alt.datum.test_loss > middle, alt.value("white"), alt.value("black")))
+    diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
+        color="#d62728", fontSize=13, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
     return alt.layer(cells, labels, diverged).properties(height=320)
 

@@ -6,6 +6,7 @@ from fitlab import Config, train
 from tests.page_helpers import loss_charts
 from tests.page_helpers import open_page as open_link
 from ui.share import url_problems
+from ui.text import FIELD_LABELS
 
 KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
 
@@ -59,8 +60,25 @@ def test_the_warning_is_shown_once_then_the_page_moves_on():
 def test_a_link_over_the_work_budget_is_refused_in_words():
     at = open_link(epochs="2000", width="256", shared_repeats="8")
     assert not at.exception
-    assert len(at.error) == 1 and "budget" in at.error[0].value and "epochs=2000" in at.error[0].value
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("These settings are too much work for this page")
+    # In the sidebar's labels, not Config's field names.
+    for part in ("**Advanced › Epochs** 2000", "**Hidden width** 256", "**Shared layer repeats** 8"):
+        assert part in message
+    assert "shared_repeats" not in message and "epochs=" not in message
     assert not loss_charts(at)
+    # Nothing has run yet: no empty "Compare runs" under the message.
+    assert not at.multiselect and "Compare runs" not in [h.value for h in at.header]
+
+
+def test_the_field_labels_are_the_sidebars():
+    at = open_link()
+    labels = {w.label for kind in ("slider", "number_input", "checkbox", "radio")
+              for w in getattr(at.sidebar, kind)}
+    for field, label in FIELD_LABELS.items():
+        if field in KEYS or field == "engine":
+            assert label.removeprefix("Advanced › ") in labels, (field, label)
 
 
 def test_a_diverging_link_says_so_and_charts_the_finite_part():

@@ -3,7 +3,9 @@
 Trains a grid of configs with each engine, fits the per-epoch, per-step,
 per-step-per-repeat and per-million-multiply costs by non-negative least
 squares, and prints them beside the constants in budget.py, with each
-config's measured and estimated seconds. Run: python -m tools.measure_budget
+config's measured and estimated seconds; then the same for sweeps (the
+numpy stack, SWEEP_COST).
+Run: python -m tools.measure_budget
 """
 
 import time
@@ -12,8 +14,10 @@ from dataclasses import astuple, replace
 import numpy as np
 from scipy.optimize import nnls
 
+import fitlab
 from fitlab import Config, train
-from fitlab.budget import COSTS, estimated_seconds, work
+from fitlab.budget import COSTS, SWEEP_COST, estimated_seconds, sweep_seconds, sweep_work, work
+from fitlab.sweeps import grid as sweep_grid
 
 EPOCHS = 8
 
@@ -35,8 +39,41 @@ def best_of_two(c: Config) -> float:
     return min(times)
 
 
+def sweeps() -> list[list[Config]]:
+    """Grids of 8 to 256 cells over widths, repeats and batch shapes."""
+    return [sweep_grid(Config(width=w, shared_repeats=r, batch_size=b, n_train=n, epochs=EPOCHS),
+                       lr=[0.001 * (i + 1) for i in range(cells)])
+            for w in (5, 64, 256) for r in (0, 3) for b, n in ((5, 50), (199, 199))
+            for cells in (8, 64 if w == 256 else 256)]
+
+
+def best_sweep_of_two(configs: list[Config]) -> float:
+    """Fastest of two timings of one sweep."""
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        fitlab.sweep(configs[0], lr=[c.lr for c in configs])
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def fit_sweeps() -> None:
+    """Fit and print the sweep's constants."""
+    fitlab.sweep(Config(epochs=2), lr=[0.1, 0.01])  # warm up
+    grids = sweeps()
+    seconds = np.array([best_sweep_of_two(g) for g in grids])
+    fitted, _ = nnls(np.array([sweep_work(g) for g in grids]), seconds)
+    print("sweep:")
+    for name, value, now in zip(SWEEP_COST.__dataclass_fields__, fitted, astuple(SWEEP_COST)):
+        print(f"  {name:22s} fitted {value:.2e}   in budget.py {now:.2e}")
+    for g, measured in zip(grids, seconds):
+        c = g[0]
+        print(f"  {len(g):3d} cells width={c.width:3d} repeats={c.shared_repeats} batch={c.batch_size:3d} "
+              f"n_train={c.n_train:3d}: measured {measured:.3f} s, estimated {sweep_seconds(g):.3f} s")
+
+
 def main() -> None:
-    """Fit and print each engine's constants."""
+    """Fit and print each engine's constants, then the sweep's."""
     for engine, cost in COSTS.items():
         train(Config(epochs=2, engine=engine))  # warm up
         configs = [replace(c, engine=engine) for c in grid()]
@@ -49,6 +86,7 @@ def main() -> None:
             print(f"  width={c.width:3d} repeats={c.shared_repeats} batch={c.batch_size:2d} "
                   f"n_train={c.n_train:3d}: measured {measured:.3f} s, "
                   f"estimated {estimated_seconds(c):.3f} s")
+    fit_sweeps()
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab import BOUNDS, Config
-from fitlab.budget import check
+from fitlab.budget import OverBudget, check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
+from ui.text import over_budget_message
 
 DEFAULTS = Config()
 
@@ -60,6 +61,9 @@ def read_config() -> Config | None:
                         engine=engine)
         check(config)
         return config
+    except OverBudget as refused:
+        st.error(over_budget_message(refused))
+        return None
     except ValueError as exc:
         st.error(f"These settings cannot run: {exc}")
         return None

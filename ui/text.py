@@ -8,6 +8,7 @@ import re
 
 import pandas as pd
 
+from fitlab.budget import OverBudget
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
 from fitlab.run import Run
 
@@ -19,6 +20,46 @@ labels = net(X).detach().reshape((-1, 1))   # cut the labels off the teacher's g
 # or never build that graph at all:
 with torch.no_grad():
     labels = net(X).reshape((-1, 1))"""
+
+
+# The sidebar's label of each Config field (the library's messages name fields).
+FIELD_LABELS = {
+    "width": "Hidden width", "shared_repeats": "Shared layer repeats", "lr": "Learning rate",
+    "batch_size": "Batch size", "detach": "Detach the labels", "epochs": "Advanced › Epochs",
+    "seed": "Advanced › Seed", "n_train": "Advanced › Training rows",
+    "tied": "Advanced › Tie the shared layer", "engine": "Advanced › Engine",
+    "n_samples": "rows in all", "in_features": "input features",
+}
+
+
+def over_budget_message(refused: OverBudget) -> str:
+    """Markdown: why settings over the work budget do not run, in the
+    sidebar's own words."""
+    named = ", ".join(f"**{FIELD_LABELS.get(field, field)}** {value}"
+                      for field, value in refused.fields.items())
+    lower = "**Advanced › Epochs**, **Hidden width** or **Shared layer repeats**"
+    if refused.cells == 1:
+        return (f"These settings are too much work for this page: about {refused.seconds:.0f} s "
+                f"of training, over the {refused.budget:g} s one run may take here ({named}). "
+                f"The work grows as epochs × batches × width²: lower {lower}, or raise "
+                f"**Batch size**.")
+    return (f"This sweep is too much work for this page: {refused.cells} cells, about "
+            f"{refused.seconds:.0f} s of training, over the {refused.budget:g} s a sweep may "
+            f"take here (its widest cell: {named}). Sweep fewer values, or lower {lower}.")
+
+
+# What a sweep axis compares: only lr keeps the task fixed (fitlab.blog.setup
+# draws the teacher, the data and the student from the seed, at the width).
+SWEEP_AXIS_NOTES = {
+    "lr": ("**lr** changes only the step size: the teacher, the data and the student's "
+           "start stay the same, so cells compare fairly and the best lr is a real answer."),
+    "seed": ("**seed** draws a new teacher, new data and a new start: read the spread down "
+             "the seeds as how much a result owes to luck, not as a seed to choose; teach "
+             "against the worst seeds as much as the best."),
+    "width": ("**width** changes the teacher too (it is the same net): each width is a "
+              "different task, so a narrow width may win because its task is easier, not "
+              "because it learns better."),
+}
 
 
 def error_explanation(run: Run) -> str:

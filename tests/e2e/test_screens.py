@@ -3,6 +3,8 @@ with a full run log, the sweep, and the page at phone size."""
 
 from __future__ import annotations
 
+import re
+
 from .browsing import expect, open_page, rerun_after
 
 # The drawn size of the plot itself (its y grid), and the legend's entries,
@@ -37,3 +39,26 @@ def test_compare_stays_readable_with_the_full_run_log(page, server):
     assert sizes["plotHeight"] >= 340, sizes        # the spec's 360, whatever the legend
     assert sizes["plotWidth"] >= 600, sizes
     assert sizes["legendBottom"] <= sizes["chartBottom"] + 1, sizes  # no entry cut off
+
+
+def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
+    open_page(page, server)
+    rerun_after(page, lambda: page.get_by_role("tab", name="Sweep").click())
+    panel = page.get_by_role("tabpanel", name="Sweep")
+    rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
+    cells = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
+    expect(cells).to_have_count(20)   # 5 lr × 4 seeds
+    # The heatmap's x labels are upright: the label text is not rotated.
+    angles = page.locator('.st-key-sweep_heatmap svg.marks .role-axis-label text').evaluate_all(
+        "(texts) => texts.map((t) => t.getAttribute('transform') || '')")
+    assert not any("rotate" in a for a in angles), angles
+    # Seeds are drawn top down 3, 2, 1, 0 and lr across 0.001 … 0.1: the
+    # top cell of the fourth column is lr=0.03, seed=3.
+    boxes = cells.evaluate_all("(paths) => paths.map((p) => p.getBoundingClientRect().toJSON())")
+    top = min(b["y"] for b in boxes)
+    lefts = sorted({round(b["x"]) for b in boxes})
+    target = next(i for i, b in enumerate(boxes) if b["y"] == top and round(b["x"]) == lefts[3])
+    rerun_after(page, lambda: cells.nth(target).click())
+    expect(page.get_by_role("tab", name="Training")).to_have_attribute("aria-selected", "true")
+    expect(page.get_by_label("Learning rate")).to_have_value("0.03")
+    expect(page).to_have_url(re.compile(r"[?&]seed=3\b"))
