@@ -28,7 +28,7 @@ def chart_by_colour(at, field):
 def test_hidden_tabs_draw_no_charts_and_the_picks_survive_them(app):
     assert [json.loads(c.proto.spec)["encoding"]["color"]["field"]
             for c in app.get("vega_lite_chart")] == ["split"]   # the Training tab's only
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     open_tab(app, "Compare runs")
     app.multiselect(key="compare_picked").unselect("#1 defaults").run()
     app.slider(key="compare_smoothing").set_value(0.5).run()
@@ -42,7 +42,7 @@ def test_hidden_tabs_draw_no_charts_and_the_picks_survive_them(app):
 def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
     open_tab(app, "Compare runs")
     assert app.multiselect(key="compare_picked").value == ["#1 defaults"]
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     assert not app.exception and not app.error
     picked = app.multiselect(key="compare_picked").value
     assert picked == ["#1 defaults", "#2 width=6"]
@@ -58,12 +58,12 @@ def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
 
 def test_unpicking_a_run_takes_it_off_the_chart(app):
     open_tab(app, "Compare runs")
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     app.multiselect(key="compare_picked").unselect("#1 defaults").run()
     _, data = chart_by_colour(app, "run")
     assert set(data.run) == {"#2 width=6"}
     # Going back to the first config reuses its number and does not pick it again.
-    app.slider(key="width").set_value(5).run()
+    app.select_slider(key="width").set_value(5).run()
     assert app.multiselect(key="compare_picked").value == ["#2 width=6"]
     assert app.multiselect(key="compare_picked").options == ["#2 width=6", "#1 defaults"]
 
@@ -83,7 +83,7 @@ def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
 def test_pinned_runs_survive_clearing_the_log(app):
     open_tab(app, "Compare runs")
     for width in (6, 7, 8):
-        app.slider(key="width").set_value(width).run()
+        app.select_slider(key="width").set_value(width).run()
     app.multiselect(key="compare_pinned").select("#2 width=6").run()
     app.button(key="compare_clear").click().run()
     assert not app.exception

@@ -104,6 +104,15 @@ def test_a_sweep_over_the_budget_is_refused_in_the_pages_words_and_no_old_heatma
     assert not heatmaps(app)
 
 
+def test_a_sweep_width_off_the_sliders_stops_is_refused(app):
+    open_tab(app, "Sweep")
+    app.selectbox(key="sweep_x").set_value("width").run()
+    app.text_input(key="sweep_width").set_value("4, 20").run()
+    app.button(key="sweep_run").click().run()
+    assert not app.exception
+    assert "width 20 is not one of the Hidden width slider's stops" in app.error[0].value
+
+
 def test_the_sweep_says_what_each_axis_compares(app):
     open_tab(app, "Sweep")
     assert "teacher, the data and the student's start stay the same" in captions(app)

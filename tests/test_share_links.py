@@ -27,6 +27,13 @@ def test_a_link_opens_its_run():
     assert at.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 
+def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
+    at = open_link(width="48", lr="0.02")
+    assert not at.exception and not at.error and not at.warning
+    assert at.select_slider(key="width").value == 48
+    assert page_config(at) == Config(width=48, lr=0.02)
+
+
 def test_a_link_with_detach_off_opens_the_lesson():
     at = open_link(detach="false", width="7")
     assert not at.exception
@@ -38,6 +45,7 @@ def test_a_link_with_detach_off_opens_the_lesson():
     ({"lr": "nan"}, "lr"), ({"seed": "1.5"}, "seed"), ({"detach": "maybe"}, "detach"),
     ({"width": ["3", "4"]}, "width"), ({"epochs": ""}, "epochs"),
     ({"batch_size": "20", "n_train": "10"}, "batch_size"), ({"colour": "red"}, "colour"),
+    ({"width": "17"}, "width"),   # a valid Config, but not a stop of the width slider
 ])
 def test_garbage_in_the_url_warns_and_the_page_works(params, field):
     at = open_link(**params)
@@ -53,7 +61,7 @@ def test_garbage_in_the_url_warns_and_the_page_works(params, field):
 def test_the_warning_is_shown_once_then_the_page_moves_on():
     at = open_link(width="abc")
     assert at.warning
-    at.slider(key="width").set_value(6).run()
+    at.select_slider(key="width").set_value(6).run()
     assert not at.warning and not at.exception
 
 
@@ -74,7 +82,7 @@ def test_a_link_over_the_work_budget_is_refused_in_words():
 
 def test_the_field_labels_are_the_sidebars():
     at = open_link()
-    labels = {w.label for kind in ("slider", "number_input", "checkbox", "radio")
+    labels = {w.label for kind in ("slider", "select_slider", "number_input", "checkbox", "radio")
               for w in getattr(at.sidebar, kind)}
     for field, label in FIELD_LABELS.items():
         if field in KEYS or field == "engine":

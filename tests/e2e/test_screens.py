@@ -60,5 +60,22 @@ def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
     target = next(i for i, b in enumerate(boxes) if b["y"] == top and round(b["x"]) == lefts[3])
     rerun_after(page, lambda: cells.nth(target).click())
     expect(page.get_by_role("tab", name="Training")).to_have_attribute("aria-selected", "true")
-    expect(page.get_by_label("Learning rate")).to_have_value("0.03")
+    expect(page.get_by_role("spinbutton", name="Learning rate")).to_have_value("0.03")
     expect(page).to_have_url(re.compile(r"[?&]seed=3\b"))
+
+
+def test_the_controls_step_where_it_matters(page, server):
+    open_page(page, server)
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    step_up = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]',
+                           has_text="Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    rerun_after(page, lambda: step_up.click())
+    expect(box).to_have_value("0.02")
+    rerun_after(page, lambda: step_up.click())
+    expect(box).to_have_value("0.05")
+    # The width slider: every width to 16, then one key press from 16 is 24.
+    thumb = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (thumb.focus(), *[thumb.press("ArrowRight") for _ in range(11)]))
+    expect(thumb).to_have_attribute("aria-valuetext", "16")
+    rerun_after(page, lambda: thumb.press("ArrowRight"))
+    expect(page).to_have_url(re.compile(r"[?&]width=24\b"))

@@ -43,7 +43,7 @@ def test_comparison_views(tall_page, server):
     open_page(page, server)
     width = page.get_by_role("slider", name="Hidden width")
     rerun_after(page, lambda: (width.focus(), *[width.press("ArrowRight") for _ in range(11)]))
-    lr = page.get_by_label("Learning rate")
+    lr = page.get_by_role("spinbutton", name="Learning rate")
     rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
 
     rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())

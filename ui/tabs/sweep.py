@@ -12,6 +12,7 @@ from fitlab import Config
 from fitlab.budget import OverBudget, check_sweep
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, grid, parse_axis
+from ui.sidebar import WIDTHS
 from ui.state import TabKeys
 from ui.text import SWEEP_AXIS_NOTES, over_budget_message
 
@@ -20,7 +21,7 @@ HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
 
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
-                  "width": "2, 5, 10, 20"}
+                  "width": "2, 4, 8, 16"}
 
 
 def sweep_section(config: Config, shown: bool = True) -> None:
@@ -52,6 +53,10 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
     table in the session. A refused sweep leaves no old heatmap behind."""
     try:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
+        off_slider = [w for w in axes.get("width", []) if w not in WIDTHS]
+        if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
+            raise ValueError(f"width {off_slider[0]} is not one of the Hidden width slider's stops "
+                             "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
         check_sweep(grid(config, **axes))
         bar = st.progress(0, text="Sweeping")
         results = fitlab.sweep(config, progress=lambda done, total: bar.progress(
