@@ -22,6 +22,14 @@ with torch.no_grad():
     labels = net(X).reshape((-1, 1))"""
 
 
+# The page's first words. On a phone the sidebar starts closed, so the
+# control they name is not in sight: say where it is, and link the lesson.
+INTRO = (
+    "A small net with one **shared layer** makes the labels (the *teacher*); the same net, "
+    "re-initialised in place, learns them back (the *student*). To meet PyTorch's most "
+    "searched autograd error, and see why, untick **Detach the labels** in the sidebar "
+    "(on a phone, **>>** at the top left opens it), or open [the lesson](?detach=false).")
+
 # The sidebar's label of each Config field (the library's messages name fields).
 FIELD_LABELS = {
     "width": "Hidden width", "shared_repeats": "Shared layer repeats", "lr": "Learning rate",
@@ -146,6 +154,24 @@ def recording_note(distances: pd.DataFrame, epochs: int) -> str:
     where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
     return (f"Raw distance recorded at {where}, matched at {matched} of them (matching "
             f"costs linear assignments, so wide nets get fewer).")
+
+
+def agreement(max_difference: float) -> str:
+    """How closely two sets of gradients agree, as the end of a sentence."""
+    if max_difference == 0:
+        return "are **exactly equal**, entry for entry"
+    return f"differ by at most **{max_difference:.3g}**"
+
+
+def student_caption(run: Run) -> str:
+    """What the Student table holds: the trained weights, or where a failed run stopped."""
+    if run.error is None:
+        return "After training, started from a fresh Kaiming init."
+    if (run.error.epoch, run.error.batch) == (1, 1):
+        return ("The fresh Kaiming init: training failed at its first backward(), so no "
+                "SGD step ever changed these weights.")
+    return (f"Where training stopped: after the steps before epoch {run.error.epoch}, "
+            f"batch {run.error.batch}.")
 
 
 def outcome_text(outcome: FixOutcome) -> str:

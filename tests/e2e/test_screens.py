@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from .browsing import expect, open_page, rerun_after
 
 # The drawn size of the plot itself (its y grid), and the legend's entries,
@@ -79,3 +81,58 @@ def test_the_controls_step_where_it_matters(page, server):
     expect(thumb).to_have_attribute("aria-valuetext", "16")
     rerun_after(page, lambda: thumb.press("ArrowRight"))
     expect(page).to_have_url(re.compile(r"[?&]width=24\b"))
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def phone(browser):
+    """A page the size of a phone's screen, touch and all."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    yield page
+    context.close()
+
+
+def within_the_screen(locator) -> None:
+    """Every element `locator` finds lies inside the phone's width."""
+    locator.first.wait_for()
+    edges = locator.evaluate_all(
+        "(els) => els.map((e) => { const r = e.getBoundingClientRect(); return [r.left, r.right]; })")
+    assert edges and all(left >= 0 and right <= PHONE["width"] for left, right in edges), edges
+
+
+def test_the_page_fits_a_phone(phone, server):
+    open_page(phone, server)
+    # Nothing scrolls sideways: not the page, not the tab bar (it wraps).
+    phone.wait_for_function("""() => {
+        const bar = document.querySelector('[role="tablist"]');
+        return bar && bar.scrollWidth <= bar.clientWidth; }""")
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    within_the_screen(phone.get_by_role("tab"))
+    expect(phone.get_by_role("tab", name="Sweep")).to_be_visible()
+    # The intro's control is in the closed sidebar: it says how to open it,
+    # and links the lesson itself.
+    expect(phone.get_by_test_id("stExpandSidebarButton")).to_be_visible()
+    lesson = phone.get_by_role("link", name="the lesson")
+    expect(lesson).to_be_visible()
+    open_page(phone, f"{server}/{lesson.get_attribute('href')}")
+    expect(phone.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(1)
+
+
+def test_the_lesson_reads_on_a_phone(phone, server):
+    open_page(phone, f"{server}/?detach=false")
+    # The fix gallery: each variant a block, its outcome and verdict on screen.
+    cells = phone.locator(".st-key-fix_gallery td")
+    expect(cells.first).to_be_visible()
+    phone.wait_for_function("""() => [...document.querySelectorAll('.st-key-fix_gallery td')]
+        .every((td) => getComputedStyle(td).display === 'block')""")
+    within_the_screen(cells)
+    expect(phone.locator(".st-key-fix_gallery tr", has_text="RuntimeError").first).to_be_visible()
+    # The anomaly-mode message wraps instead of running off in one line.
+    phone.get_by_text("Torch's message under anomaly mode").click()
+    message = phone.locator('[data-testid="stExpander"]', has_text="anomaly mode").locator("pre")
+    expect(message).to_contain_text("one of the variables needed for gradient computation")
+    assert message.evaluate("(p) => p.scrollWidth <= p.clientWidth")

@@ -14,6 +14,7 @@ from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_varia
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
 from fitlab.run import Run
+from ui.phone import stacked_table_style
 from ui.text import FIX_CODE, error_explanation, gallery_table
 
 _STALE_ROW = "background-color: #fde0e0"
@@ -133,7 +134,7 @@ def anomaly_section(trace: AnomalyTrace | None) -> None:
             "tensor, but the graph that holds it was built, and the weight saved, when the "
             "labels were made. That line is where the fix goes (`.detach()`).")
     with st.expander("Torch's message under anomaly mode"):
-        st.code(trace.error, language="text")
+        st.code(trace.error, language="text", wrap_lines=True)  # one long line otherwise
 
 
 def gallery_section(config: Config) -> None:
@@ -146,5 +147,9 @@ def gallery_section(config: Config) -> None:
     st.markdown(
         f"Each variant changes one line of the blog's script and trains for real on your "
         f"settings ({epochs}). The outcome is torch's exact exception, or the final losses.")
-    # A static table: the exception texts are long, and shown whole.
-    st.table(gallery_with_progress(run_for).style.hide(axis="index"))
+    # A static table: the exception texts are long, and shown whole; on a
+    # phone each variant is a block, its cells one under the other.
+    table = gallery_with_progress(run_for)
+    with st.container(key="fix_gallery"):
+        stacked_table_style("fix_gallery", list(table.columns))
+        st.table(table.style.hide(axis="index"))

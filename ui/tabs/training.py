@@ -9,7 +9,7 @@ from fitlab.charts import loss_chart
 from fitlab.run import Run
 from fitlab.tables import history_csv
 from ui.charts import draw
-from ui.text import blog_figure_note, divergence_note, engine_note
+from ui.text import blog_figure_note, divergence_note, engine_note, student_caption
 
 
 def loss_section(run: Run) -> None:
@@ -40,6 +40,5 @@ def parameter_tables(run: Run) -> None:
         st.dataframe(run.teacher_params, hide_index=True, width="stretch")
     with right:
         st.subheader("Student")
-        st.caption("After training, started from a fresh Kaiming init." if run.error is None
-                   else "Where training stopped.")
+        st.caption(student_caption(run))
         st.dataframe(run.student_params, hide_index=True, width="stretch")
