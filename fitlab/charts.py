@@ -112,26 +112,34 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
 
 
 def distance_long(distances: pd.DataFrame) -> pd.DataFrame:
-    """epoch, layer, measure ("raw" or "matched"), distance: finite points only."""
+    """epoch, layer, measure ("raw" or "matched"), distance, and relative:
+    the distance as a fraction of the layer's raw distance at the first
+    recorded epoch. Finite points only."""
     long = distances.melt(id_vars=["epoch", "layer"], value_vars=["raw", "matched"],
                           var_name="measure", value_name="distance")
-    return long[np.isfinite(long["distance"])].reset_index(drop=True)
+    start = distances.sort_values("epoch").groupby("layer", sort=False)["raw"].first()
+    long["relative"] = long["distance"] / long["layer"].map(start)
+    return long[np.isfinite(long["relative"])].reset_index(drop=True)
 
 
 def distance_chart(distances: pd.DataFrame) -> alt.Chart:
-    """Each layer's distance to the teacher over training: solid raw, dashed
-    after matching hidden units."""
+    """Each layer's distance to the teacher over training, relative to where
+    it started (a zoomed axis: the weights move a few percent while the loss
+    falls by orders of magnitude): solid raw, dashed after matching hidden
+    units; the tooltip gives the distance itself."""
     layers = list(dict.fromkeys(distances["layer"]))
     return (
         alt.Chart(distance_long(distances))
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
             x=alt.X("epoch:Q", title="epoch"),
-            y=alt.Y("distance:Q", title="distance to the teacher", scale=alt.Scale(zero=True)),
+            y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
+                    scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
             color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
             strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
             tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
-                     alt.Tooltip("distance:Q", format=".4g")],
+                     alt.Tooltip("distance:Q", format=".4g"),
+                     alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
         )
         .properties(height=300)
     )
@@ -178,20 +186,22 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
     )
 
 
-def tying_curves(runs: list[Run]) -> pd.DataFrame:
+def tying_curves(runs: list[Run], log_scale: bool = True) -> pd.DataFrame:
     """The runs' drawable losses in long form: epoch, split, loss, student."""
-    return pd.concat([loss_long(r.history).assign(student=student_kind(r)) for r in runs],
+    return pd.concat([loss_long(r.history, log_scale).assign(student=student_kind(r)) for r in runs],
                      ignore_index=True)
 
 
-def tying_chart(runs: list[Run]) -> alt.Chart:
-    """Train and test MSE per epoch, colour by split, dash by student."""
+def tying_chart(runs: list[Run], log_scale: bool = True) -> alt.Chart:
+    """Train and test MSE per epoch, colour by split, dash by student; a log
+    axis by default, as every loss chart of the page."""
+    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
     return (
-        alt.Chart(tying_curves(runs))
+        alt.Chart(tying_curves(runs, log_scale))
         .mark_line()
         .encode(
             x=alt.X("epoch:Q"),
-            y=alt.Y("loss:Q", title="mean squared error"),
+            y=alt.Y("loss:Q", title="mean squared error", scale=scale),
             color=alt.Color("split:N", title=None, sort=["train", "test"],
                             scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),
             strokeDash=alt.StrokeDash("student:N", title="student", sort=["tied", "untied"]),

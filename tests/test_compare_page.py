@@ -3,11 +3,12 @@
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from fitlab import Config
+from fitlab import Config, train
 from fitlab.runlog import runs_csv
 from tests.page_helpers import charts_encoding, open_page, open_tab
 
@@ -104,6 +105,29 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
     layered = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")
                if "layer" in json.loads(c.proto.spec)]
     assert len(layered) == 1   # the prediction scatter with its y = x line
+
+
+def test_the_distance_chart_shows_the_approach_and_says_how_far_it_got(app):
+    open_tab(app, "Student vs teacher")
+    spec, distances = chart_by_colour(app, "layer")
+    # Relative to each layer's start, on an axis that does not start at zero.
+    assert spec["encoding"]["y"]["field"] == "relative" and spec["encoding"]["y"]["scale"]["zero"] is False
+    start = distances[(distances.epoch == 0) & (distances.measure == "raw")]
+    assert np.allclose(start.relative, 1.0)
+    run = train(Config())
+    last = run.distances[run.distances.epoch == run.config.epochs].set_index("layer")
+    first = run.distances[run.distances.epoch == 0].set_index("layer")
+    drawn = distances[(distances.epoch == run.config.epochs) & (distances.measure == "raw")].set_index("layer")
+    assert np.allclose(drawn.relative, (last.raw / first.raw)[drawn.index])
+    assert (drawn.relative < 1).all()          # every layer came closer…
+    assert (drawn.relative > 0.8).all()        # …by little, while the loss fell a thousandfold
+    moved = 1 - np.sqrt((last.raw ** 2).sum() / (first.raw ** 2).sum())
+    text = " ".join(c.value for c in app.caption)
+    assert f"came {moved:.1%} closer to the teacher's" in text
+    # At the defaults matching changes nothing, and the page says so.
+    matched = run.distances.dropna(subset=["matched"])
+    assert np.allclose(matched.matched, matched.raw, rtol=1e-9, atol=0)
+    assert "Matched equals raw at every epoch it was computed" in text
 
 
 def test_a_failed_run_is_listed_but_has_no_student_charts(app):

@@ -1,5 +1,7 @@
 """The diagnosis views on the page, at a non-default width and repeats."""
 
+import json
+
 import pytest
 
 from fitlab import Config, train
@@ -109,7 +111,8 @@ def test_tying_comparison(app):
     app.toggle(key="gradients_compare_tying").set_value(True).run()
     assert not app.exception
     assert len(loss_charts(app)) == 1  # the run's own
-    assert len(charts_encoding(app, "strokeDash", "student")) == 1  # tied against untied
+    (tying,) = charts_encoding(app, "strokeDash", "student")  # tied against untied
+    assert json.loads(tying.proto.spec)["encoding"]["y"]["scale"]["type"] == "log"  # the page's one default
     counts = app.table[-1].value.set_index("student")["parameters"]
     assert counts["untied"] - counts["tied"] == 2 * (7 * 7 + 7)
 

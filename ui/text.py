@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pandas as pd
 
 from fitlab.budget import OverBudget
@@ -145,6 +146,28 @@ WHY_RAW_STAYS_LARGE = (
     "outputs (loss near zero) at a relabelled copy of its weights, far away in raw "
     "distance; the matched distance removes that relabelling, and what remains shows "
     "that the training rows are also fitted by weights that are not the teacher's.")
+
+
+def approach_note(distances: pd.DataFrame, history: pd.DataFrame) -> str:
+    """How far the student came toward the teacher, in numbers, against how
+    far its loss fell; and whether matching hidden units changed anything.
+    Empty for a run whose weights did not stay finite (divergence_note says why)."""
+    raw = distances.pivot(index="epoch", columns="layer", values="raw")
+    total = np.sqrt((raw ** 2).sum(axis=1, min_count=raw.shape[1]))
+    loss = history.train_loss
+    if not (np.isfinite(total).all() and np.isfinite(loss).all() and loss.iloc[-1] > 0):
+        return ""
+    moved = 1 - total.iloc[-1] / total.iloc[0]
+    closer = "closer to" if moved >= 0 else "further from"
+    note = (f"Over training the student's weights came {abs(moved):.1%} {closer} the teacher's "
+            f"(all layers, raw) while its train loss fell {loss.iloc[0] / loss.iloc[-1]:,.0f}-fold: "
+            "fitting the labels does not take the teacher's weights, hence the zoomed axis.")
+    matched = distances.dropna(subset=["matched"])
+    if np.allclose(matched["matched"], matched["raw"], rtol=1e-9, atol=0):
+        note += (" Matched equals raw at every epoch it was computed: the matching found no "
+                 "relabelling of the hidden units that brings this student nearer, so each "
+                 "dashed line lies under its solid one.")
+    return note
 
 
 def recording_note(distances: pd.DataFrame, epochs: int) -> str:
