@@ -98,7 +98,7 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
             color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
                             scale=alt.Scale(scheme="tableau20" if len(runs) > 10 else "category10"),
                             legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
-                                              labelLimit=600, symbolLimit=0)),
+                                              labelLimit=600, titleLimit=600, symbolLimit=0)),
             strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
             opacity=alt.condition(picked, alt.value(1.0), alt.value(0.15)),
             tooltip=[alt.Tooltip("run:N"), alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"),
