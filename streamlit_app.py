@@ -11,6 +11,7 @@ if __name__ != "__main__":
 
     app = st.App(__file__, lifespan=warm_up)
 else:
+    from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
     from ui.sidebar import read_config
     from ui.state import run_with_progress
@@ -20,15 +21,13 @@ else:
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
     from ui.tabs.training import loss_section, parameter_tables, watch
+    from ui.text import INTRO
     from ui.warmup import page_ran
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
+    narrow_screen_style()
     st.title("fitlab")
-    st.markdown(
-        "A small net with one **shared layer** makes the labels (the *teacher*); the same "
-        "net, re-initialised in place, learns them back (the *student*). Untick "
-        "**Detach the labels** to meet PyTorch's most searched autograd error, and see why."
-    )
+    st.markdown(INTRO)
 
     url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
     config = read_config()

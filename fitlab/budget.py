@@ -2,8 +2,8 @@
 policy that refuses one over budget.
 
 A Config is valid at any size; a server should not let one request keep a
-thread busy for long, so the page (single runs, the fix gallery) applies
-`check`. The estimate is seconds per epoch (evaluation and bookkeeping), per
+thread busy for long, so the page applies `check` to single runs and the fix
+gallery, and `check_sweep` to a sweep's whole grid. The estimate is seconds per epoch (evaluation and bookkeeping), per
 SGD step, per step and shared-layer use, and per million multiply-adds
 (forward + backward on the training rows, forward on all rows to score each
 epoch), so the cost grows as epochs × batches × width². The constants are
@@ -45,6 +45,24 @@ COSTS = {
 # (5e-5 s per million multiply-adds allows 10.5).
 RETAINED_WALK = CostModel(per_epoch=0.0, per_step=4.0e-4, per_step_per_repeat=6.0e-5,
                           per_mega_multiply=5.0e-5)
+
+
+@dataclass(frozen=True)
+class SweepCostModel:
+    """Seconds per unit of work of a sweep: its whole grid trains as one
+    stack on the numpy engine, every cell padded to the widest, so the
+    per-epoch cost is paid once and the rest once per cell."""
+
+    per_epoch: float
+    per_cell_step: float
+    per_cell_mega_multiply: float
+    per_cell_mega_activation: float
+
+
+# Fitted like COSTS on a loaded 2-core machine (8 to 256 cells, widths 5 to
+# 256) and rounded up.
+SWEEP_COST = SweepCostModel(per_epoch=5.0e-3, per_cell_step=1.0e-5,
+                            per_cell_mega_multiply=5.0e-5, per_cell_mega_activation=5.0e-3)
 
 # The fields the cost depends on, as the message names them.
 COSTLY_FIELDS = ("epochs", "batch_size", "n_train", "width", "shared_repeats")
@@ -94,21 +112,52 @@ def costly_fields(config: Config) -> dict:
     return {f: getattr(config, f) for f in costly}
 
 
+def sweep_work(configs: list[Config]) -> tuple[float, float, float, float]:
+    """The units of work of sweeping the grid `configs`: epochs, then over
+    all cells (each as wide as the widest) SGD steps, millions of
+    multiply-adds and millions of activations written."""
+    widest = max(configs, key=lambda c: c.width)
+    epochs, steps, _, mega = work(widest)
+    rows = 3 * widest.n_train + widest.n_samples
+    activations = epochs * rows * widest.width * (widest.shared_repeats + 2) / 1e6
+    cells = len(configs)
+    return epochs, cells * steps, cells * mega, cells * activations
+
+
+def sweep_seconds(configs: list[Config]) -> float:
+    """Roughly how long fitlab.sweep takes to train the grid `configs`."""
+    epochs, steps, mega, activations = sweep_work(configs)
+    return (epochs * SWEEP_COST.per_epoch + steps * SWEEP_COST.per_cell_step
+            + mega * SWEEP_COST.per_cell_mega_multiply
+            + activations * SWEEP_COST.per_cell_mega_activation)
+
+
 class OverBudget(ValueError):
-    """A Config whose training would take longer than the budget.
+    """Training that would take longer than the budget.
 
     seconds  the estimate
     budget   the budget it exceeds
     fields   the costly fields and their values, e.g. {"epochs": 2000, ...}
+             (of a sweep: its widest cell's)
+    cells    how many configs train: 1 for a run, the grid's size for a sweep
     """
 
-    def __init__(self, seconds: float, budget: float, fields: dict):
-        self.seconds, self.budget, self.fields = seconds, budget, fields
+    def __init__(self, seconds: float, budget: float, fields: dict, cells: int = 1):
+        self.seconds, self.budget, self.fields, self.cells = seconds, budget, fields, cells
         named = ", ".join(f"{k}={v}" for k, v in fields.items())
+        what = "per run" if cells == 1 else f"for a sweep, here of {cells} configs"
         super().__init__(
             f"{named} is too much work: about {seconds:.0f} s of training, over the budget of "
-            f"{budget:g} s per run (the cost grows as epochs × batches × width²). Lower epochs, "
-            f"width or shared_repeats, or raise batch_size.")
+            f"{budget:g} s {what} (the cost grows as epochs × batches × width²"
+            f"{'' if cells == 1 else ' × configs'}). Lower epochs, width or shared_repeats, "
+            f"or raise batch_size{'' if cells == 1 else ', or sweep fewer values'}.")
+
+
+def _costly_fields(config: Config) -> dict:
+    """The fields the cost depends on, with the library-only ones when set."""
+    costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features")
+                                if getattr(config, f) != Config.__dataclass_fields__[f].default)]
+    return {f: getattr(config, f) for f in costly}
 
 
 def check(config: Config, engine: str | None = None, budget: float = BUDGET_SECONDS) -> None:
@@ -116,3 +165,11 @@ def check(config: Config, engine: str | None = None, budget: float = BUDGET_SECO
     seconds = estimated_seconds(config, engine)
     if seconds > budget:
         raise OverBudget(seconds, budget, costly_fields(config))
+
+
+def check_sweep(configs: list[Config], budget: float = BUDGET_SECONDS) -> None:
+    """Raise OverBudget if sweeping the grid `configs` would take longer than `budget`."""
+    seconds = sweep_seconds(configs)
+    if seconds > budget:
+        widest = max(configs, key=lambda c: c.width)
+        raise OverBudget(seconds, budget, costly_fields(widest), cells=len(configs))

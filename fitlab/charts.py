@@ -85,18 +85,30 @@ def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     """Final test loss of each sweep config as a heatmap over two axes (log
-    colour scale); a diverged config (non-finite loss) is marked in words."""
+    colour scale), each cell labelled in a colour that contrasts with it; a
+    diverged config (non-finite loss) is marked in words. A click selects a
+    cell (the point selection "cell", on the two axes' fields)."""
     finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    base = alt.Chart(table[finite]).encode(
-        x=alt.X(f"{x}:O", title=x), y=alt.Y(f"{y}:O", title=y, sort="descending"))
-    cells = base.mark_rect().encode(
+    drawn = table[finite]
+    base = alt.Chart(drawn).encode(
+        x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y(f"{y}:O", title=y, sort="descending"))
+    picked = alt.selection_point(name="cell", fields=[x, y], on="click")
+    cells = base.mark_rect(cursor="pointer").encode(
         color=alt.Color("test_loss:Q", title="final test MSE",
                         scale=alt.Scale(type="log", scheme="viridis", reverse=True)),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
-                 alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")])
-    labels = base.mark_text(fontSize=10).encode(text=alt.Text("test_loss:Q", format=".2g"))
-    diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(color="#d62728").encode(
+                 alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
+    ).add_params(picked)
+    # Reversed viridis runs from light yellow (low loss) to dark purple (high):
+    # dark text on the lighter half of the log range, white on the darker.
+    middle = float(np.sqrt(drawn["test_loss"].min() * drawn["test_loss"].max())) if len(drawn) else 1.0
+    labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
+        text=alt.Text("test_loss:Q", format=".2g"),
+        color=alt.condition(alt.datum.test_loss > middle, alt.value("white"), alt.value("black")))
+    diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
+        color="#d62728", fontSize=13, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
     return alt.layer(cells, labels, diverged).properties(height=320)
 
@@ -104,52 +116,68 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
 # no symbol in a stroke-dash legend.
 
 
-def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = False) -> alt.Chart:
+def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = True) -> alt.Chart:
     """The picked runs' losses on one chart: colour by run (the legend says
-    what differs), train solid and test dashed, smoothed by `weight` with the
-    raw value in the tooltip."""
+    what differs; click an entry to bring its run forward), train solid and
+    test dashed, smoothed by `weight` with the raw value in the tooltip.
+
+    The plot keeps its height however many runs there are: the legend is
+    laid out below it and the chart grows by the legend's height (fit-x),
+    where Streamlit's default (fit) would shrink the plot to make room."""
     data = overlay_long(runs, weight, log_scale)
     scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
+    picked = alt.selection_point(fields=["run"], bind="legend")
     return (
         alt.Chart(data)
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
-            color=alt.Color("run:N", title="run", sort=[r.label for r in runs],
-                            scale=alt.Scale(scheme="category10"),
-                            legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+            color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
+                            scale=alt.Scale(scheme="tableau20" if len(runs) > 10 else "category10"),
+                            legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
+                                              labelLimit=600, titleLimit=600, symbolLimit=0)),
             strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            opacity=alt.condition(picked, alt.value(1.0), alt.value(0.15)),
             tooltip=[alt.Tooltip("run:N"), alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"),
                      alt.Tooltip("loss:Q", title="smoothed" if weight else "loss", format=".6g"),
                      alt.Tooltip("raw_loss:Q", title="raw", format=".6g")],
         )
-        .properties(height=360)
+        .add_params(picked)
+        .properties(height=360, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
         .interactive(bind_y=False)
     )
 
 
 def distance_long(distances: pd.DataFrame) -> pd.DataFrame:
-    """epoch, layer, measure ("raw" or "matched"), distance: finite points only."""
+    """epoch, layer, measure ("raw" or "matched"), distance, and relative:
+    the distance as a fraction of the layer's raw distance at the first
+    recorded epoch. Finite points only."""
     long = distances.melt(id_vars=["epoch", "layer"], value_vars=["raw", "matched"],
                           var_name="measure", value_name="distance")
-    return long[np.isfinite(long["distance"])].reset_index(drop=True)
+    start = distances.sort_values("epoch").groupby("layer", sort=False)["raw"].first()
+    long["relative"] = long["distance"] / long["layer"].map(start)
+    return long[np.isfinite(long["relative"])].reset_index(drop=True)
 
 
 def distance_chart(distances: pd.DataFrame) -> alt.Chart:
-    """Each layer's distance to the teacher over training: solid raw, dashed
-    after matching hidden units."""
+    """Each layer's distance to the teacher over training, relative to where
+    it started (a zoomed axis: the weights move a few percent while the loss
+    falls by orders of magnitude): solid raw, dashed after matching hidden
+    units; the tooltip gives the distance itself."""
     layers = list(dict.fromkeys(distances["layer"]))
     return (
         alt.Chart(distance_long(distances))
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
             x=alt.X("epoch:Q", title="epoch"),
-            y=alt.Y("distance:Q", title="distance to the teacher", scale=alt.Scale(zero=True)),
+            y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
+                    scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
             color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
             strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
             tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
-                     alt.Tooltip("distance:Q", format=".4g")],
+                     alt.Tooltip("distance:Q", format=".4g"),
+                     alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
         )
         .properties(height=300)
     )
@@ -196,20 +224,22 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
     )
 
 
-def tying_curves(runs: list[Run]) -> pd.DataFrame:
+def tying_curves(runs: list[Run], log_scale: bool = True) -> pd.DataFrame:
     """The runs' drawable losses in long form: epoch, split, loss, student."""
-    return pd.concat([loss_long(r.history).assign(student=student_kind(r)) for r in runs],
+    return pd.concat([loss_long(r.history, log_scale).assign(student=student_kind(r)) for r in runs],
                      ignore_index=True)
 
 
-def tying_chart(runs: list[Run]) -> alt.Chart:
-    """Train and test MSE per epoch, colour by split, dash by student."""
+def tying_chart(runs: list[Run], log_scale: bool = True) -> alt.Chart:
+    """Train and test MSE per epoch, colour by split, dash by student; a log
+    axis by default, as every loss chart of the page."""
+    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
     return (
-        alt.Chart(tying_curves(runs))
+        alt.Chart(tying_curves(runs, log_scale))
         .mark_line()
         .encode(
             x=alt.X("epoch:Q"),
-            y=alt.Y("loss:Q", title="mean squared error"),
+            y=alt.Y("loss:Q", title="mean squared error", scale=scale),
             color=alt.Color("split:N", title=None, sort=["train", "test"],
                             scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),
             strokeDash=alt.StrokeDash("student:N", title="student", sort=["tied", "untied"]),

@@ -42,13 +42,14 @@ class LoggedRun:
 
 class RunLog:
     """The runs made in one session, least recently made first, at most
-    `limit` (the oldest is dropped past it). A Config made again moves to the
-    end and keeps its number. Holds only Config and history: the rest of a
-    run stays in the training cache."""
+    `limit`: past it the oldest unpinned run is dropped. A Config made again
+    moves to the end and keeps its number. Holds only Config and history: the
+    rest of a run stays in the training cache."""
 
     def __init__(self, limit: int = LOG_LIMIT):
         self.limit = limit
         self.runs: list[LoggedRun] = []
+        self.pinned: set[int] = set()  # numbers of the runs the limit and clear() keep
         self._made = 0
 
     def add(self, run: Run) -> LoggedRun:
@@ -61,8 +62,22 @@ class RunLog:
             self._made += 1
             entry = LoggedRun(self._made, run.config, run.history,
                               run.error.type if run.error else None)
-        self.runs = [*self.runs, entry][-self.limit:]
+        self.runs.append(entry)
+        while len(self.runs) > self.limit:
+            # The newest run is the one on screen: it stays, pinned or not.
+            droppable = [r for r in self.runs[:-1] if r.number not in self.pinned]
+            self.runs.remove(droppable[0] if droppable else self.runs[0])
+        self.pinned &= {r.number for r in self.runs}
         return entry
+
+    def pin(self, labels: list[str]) -> None:
+        """Pin exactly the runs with these labels (unpinning the others)."""
+        self.pinned = {r.number for r in self.find(labels)}
+
+    def clear(self) -> None:
+        """Drop every run that is neither pinned nor the most recent."""
+        self.runs = [r for i, r in enumerate(self.runs)
+                     if r.number in self.pinned or i == len(self.runs) - 1]
 
     def find(self, labels: list[str]) -> list[LoggedRun]:
         """The logged runs with these labels, in log order."""

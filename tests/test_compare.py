@@ -35,6 +35,22 @@ def test_run_log_numbers_runs_and_drops_the_oldest_past_its_limit(two):
     assert log.runs[-1].history is b.history             # the run's own table, not a copy
 
 
+def test_a_pinned_run_outlives_the_limit_and_clear():
+    runs = [train(Config(epochs=1, width=w)) for w in (2, 3, 4, 5)]
+    log = RunLog(limit=2)
+    log.add(runs[0])
+    log.pin(["#1 width=2, epochs=1"])
+    for run in runs[1:3]:
+        log.add(run)
+    assert [r.number for r in log.runs] == [1, 3]       # #2, unpinned, went first
+    log.add(runs[3])
+    log.clear()
+    assert [r.number for r in log.runs] == [1, 4]       # pinned, and the one on screen
+    log.pin([])
+    log.clear()
+    assert [r.number for r in log.runs] == [4] and log.pinned == set()
+
+
 def test_run_log_remembers_a_failed_run_as_stopped():
     log = RunLog()
     entry = log.add(train(Config(detach=False)))
@@ -73,6 +89,9 @@ def test_overlay_keeps_every_picked_run_with_its_raw_loss(two):
     assert spec["encoding"]["color"]["field"] == "run"
     assert spec["encoding"]["y"]["scale"]["type"] == "log"
     assert {"raw_loss", "loss"} <= {t["field"] for t in spec["encoding"]["tooltip"]}
+    # The plot keeps its height; the legend below it adds to the chart's.
+    assert spec["autosize"]["type"] == "fit-x" and spec["height"] == 360
+    assert overlay_chart(log.runs).to_dict()["encoding"]["y"]["scale"]["type"] == "log"
 
 
 def test_overlay_on_a_log_axis_drops_points_it_cannot_draw():

@@ -3,11 +3,12 @@
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from fitlab import Config
+from fitlab import Config, train
 from fitlab.runlog import runs_csv
 from tests.page_helpers import charts_encoding, open_page, open_tab
 
@@ -30,7 +31,7 @@ def test_hidden_tabs_draw_no_charts_and_the_picks_survive_them(app):
     # The Training tab's only: its loss chart and its scrubbed view (a concat of pictures).
     assert [spec.get("encoding", {}).get("color", {}).get("field") for spec in specs] == ["split", None]
     assert [p["name"] for p in specs[1]["params"]][0] == "epoch"
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     open_tab(app, "Compare runs")
     app.multiselect(key="compare_picked").unselect("#1 defaults").run()
     app.slider(key="compare_smoothing").set_value(0.5).run()
@@ -44,7 +45,7 @@ def test_hidden_tabs_draw_no_charts_and_the_picks_survive_them(app):
 def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
     open_tab(app, "Compare runs")
     assert app.multiselect(key="compare_picked").value == ["#1 defaults"]
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     assert not app.exception and not app.error
     picked = app.multiselect(key="compare_picked").value
     assert picked == ["#1 defaults", "#2 width=6"]
@@ -60,24 +61,39 @@ def test_two_configs_are_overlaid_and_the_combined_csv_has_both(app):
 
 def test_unpicking_a_run_takes_it_off_the_chart(app):
     open_tab(app, "Compare runs")
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     app.multiselect(key="compare_picked").unselect("#1 defaults").run()
     _, data = chart_by_colour(app, "run")
     assert set(data.run) == {"#2 width=6"}
     # Going back to the first config reuses its number and does not pick it again.
-    app.slider(key="width").set_value(5).run()
+    app.select_slider(key="width").set_value(5).run()
     assert app.multiselect(key="compare_picked").value == ["#2 width=6"]
     assert app.multiselect(key="compare_picked").options == ["#2 width=6", "#1 defaults"]
 
 
 def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
     open_tab(app, "Compare runs")
+    spec, _ = chart_by_colour(app, "run")
+    assert spec["encoding"]["y"]["scale"]["type"] == "log"   # the page's one default
     app.slider(key="compare_smoothing").set_value(0.8)
-    app.toggle(key="compare_log_scale").set_value(True).run()
+    app.toggle(key="compare_log_scale").set_value(False).run()
     spec, data = chart_by_colour(app, "run")
-    assert spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert spec["encoding"]["y"]["scale"].get("type") is None
     assert (data.loss != data.raw_loss).any()
     assert data.raw_loss.iloc[0] == data.loss.iloc[0]    # epoch 0: nothing to average yet
+
+
+def test_pinned_runs_survive_clearing_the_log(app):
+    open_tab(app, "Compare runs")
+    for width in (6, 7, 8):
+        app.select_slider(key="width").set_value(width).run()
+    app.multiselect(key="compare_pinned").select("#2 width=6").run()
+    app.button(key="compare_clear").click().run()
+    assert not app.exception
+    assert app.multiselect(key="compare_picked").options == ["#2 width=6", "#4 width=8"]
+    assert app.multiselect(key="compare_picked").value == ["#2 width=6", "#4 width=8"]
+    _, data = chart_by_colour(app, "run")
+    assert set(data.run) == {"#2 width=6", "#4 width=8"}
 
 
 def test_student_versus_teacher_charts_show_the_runs_own_data(app):
@@ -92,6 +108,29 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
     layered = [spec for spec in (json.loads(c.proto.spec) for c in app.get("vega_lite_chart"))
                if "layer" in spec and spec.get("encoding", {}).get("color", {}).get("field") != "split"]
     assert len(layered) == 1   # the prediction scatter with its y = x line
+
+
+def test_the_distance_chart_shows_the_approach_and_says_how_far_it_got(app):
+    open_tab(app, "Student vs teacher")
+    spec, distances = chart_by_colour(app, "layer")
+    # Relative to each layer's start, on an axis that does not start at zero.
+    assert spec["encoding"]["y"]["field"] == "relative" and spec["encoding"]["y"]["scale"]["zero"] is False
+    start = distances[(distances.epoch == 0) & (distances.measure == "raw")]
+    assert np.allclose(start.relative, 1.0)
+    run = train(Config())
+    last = run.distances[run.distances.epoch == run.config.epochs].set_index("layer")
+    first = run.distances[run.distances.epoch == 0].set_index("layer")
+    drawn = distances[(distances.epoch == run.config.epochs) & (distances.measure == "raw")].set_index("layer")
+    assert np.allclose(drawn.relative, (last.raw / first.raw)[drawn.index])
+    assert (drawn.relative < 1).all()          # every layer came closer…
+    assert (drawn.relative > 0.8).all()        # …by little, while the loss fell a thousandfold
+    moved = 1 - np.sqrt((last.raw ** 2).sum() / (first.raw ** 2).sum())
+    text = " ".join(c.value for c in app.caption)
+    assert f"came {moved:.1%} closer to the teacher's" in text
+    # At the defaults matching changes nothing, and the page says so.
+    matched = run.distances.dropna(subset=["matched"])
+    assert np.allclose(matched.matched, matched.raw, rtol=1e-9, atol=0)
+    assert "Matched equals raw at every epoch it was computed" in text
 
 
 def test_a_failed_run_is_listed_but_has_no_student_charts(app):

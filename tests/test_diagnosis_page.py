@@ -1,11 +1,15 @@
 """The diagnosis views on the page, at a non-default width and repeats."""
 
+import json
+
 import pytest
 
 from fitlab import Config, train
+from fitlab.blog import setup
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
 from fitlab.shared_layer.gradients import tied_gradient_ledger
+from fitlab.tables import parameter_table
 from tests.page_helpers import charts_encoding, loss_charts, open_page, open_tab
 from tests.test_diagnosis import parse_dot, red
 
@@ -16,7 +20,7 @@ SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 def app():
     at = open_page(timeout=120)
     for key, value in SETTINGS.items():
-        at.slider(key=key).set_value(value)
+        (at.select_slider if key == "width" else at.slider)(key=key).set_value(value)
     return at
 
 
@@ -72,13 +76,34 @@ GRADIENTS = "The shared layer's gradients"
 def test_tied_gradient_view_when_detached(app):
     open_tab(app, GRADIENTS)
     assert not app.exception
-    assert "5. Tied-gradient ledger" in [s.value for s in app.subheader]
+    assert "Tied-gradient ledger" in [s.value for s in app.subheader]
     summary = app.table[0].value
     expected = tied_gradient_ledger(Config(**SETTINGS))
     assert len(summary) == expected.uses + 2
     assert any(f"**{expected.uses} uses**" in m.value for m in app.markdown)
+    assert expected.max_difference > 0   # width 7, 3 uses: float32 sums in another order
+    assert any(f"differ by at most **{expected.max_difference:.3g}**" in m.value for m in app.markdown)
     app.toggle(key="gradients_entries").set_value(True).run()
     assert app.dataframe[-1].value.equals(expected.table)
+
+
+def test_the_ledger_says_exactly_equal_only_when_it_is():
+    at = open_page()
+    open_tab(at, GRADIENTS)
+    exact = tied_gradient_ledger(Config())
+    assert exact.max_difference == 0   # defaults: the sum and .grad agree bit for bit
+    assert any("`.grad` are **exactly equal**" in m.value for m in at.markdown)
+    assert not any("at most" in m.value for m in at.markdown)
+
+
+def test_the_student_table_says_no_step_touched_it_when_the_first_backward_failed(failing):
+    config = Config(detach=False, **SETTINGS)
+    run = train(config)
+    assert (run.error.epoch, run.error.batch) == (1, 1)
+    # What the table shows is the student exactly as the re-init left it.
+    assert run.student_params.equals(parameter_table(setup(config).student.layer_arrays()))
+    captions = [c.value for c in failing.caption]
+    assert any("no SGD step ever changed these weights" in c for c in captions)
 
 
 def test_tying_comparison(app):
@@ -86,7 +111,8 @@ def test_tying_comparison(app):
     app.toggle(key="gradients_compare_tying").set_value(True).run()
     assert not app.exception
     assert len(loss_charts(app)) == 1  # the run's own
-    assert len(charts_encoding(app, "strokeDash", "student")) == 1  # tied against untied
+    (tying,) = charts_encoding(app, "strokeDash", "student")  # tied against untied
+    assert json.loads(tying.proto.spec)["encoding"]["y"]["scale"]["type"] == "log"  # the page's one default
     counts = app.table[-1].value.set_index("student")["parameters"]
     assert counts["untied"] - counts["tied"] == 2 * (7 * 7 + 7)
 
@@ -119,7 +145,7 @@ def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
     open_tab(app, GRADIENTS)
     app.toggle(key="gradients_entries").set_value(True).run()
     open_tab(app, "Training")
-    assert "5. Tied-gradient ledger" not in [s.value for s in app.subheader]
+    assert "Tied-gradient ledger" not in [s.value for s in app.subheader]
     open_tab(app, GRADIENTS)
     assert app.toggle(key="gradients_entries").value
 

@@ -44,7 +44,8 @@ def test_default_page_renders_chart_and_both_tables(app):
 
 
 def test_sidebar_bounds_equal_configs(app):
-    assert (app.slider(key="width").min, app.slider(key="width").max) == fitlab.BOUNDS["width"]
+    widths = app.select_slider(key="width").options
+    assert (int(widths[0]), int(widths[-1])) == fitlab.BOUNDS["width"]
     assert (app.slider(key="epochs").min, app.slider(key="epochs").max) == fitlab.BOUNDS["epochs"]
     assert app.number_input(key="batch_size").max == Config().n_train
 
@@ -62,7 +63,7 @@ def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
 
 
 def test_error_follows_the_width(app):
-    app.slider(key="width").set_value(7)
+    app.select_slider(key="width").set_value(7)
     app.checkbox(key="detach").uncheck().run()
     assert "[torch.FloatTensor [7, 1]]" in app.error[0].value
 
@@ -70,11 +71,28 @@ def test_error_follows_the_width(app):
 def test_a_config_seen_before_does_not_train_again(app, train_calls):
     app.run()
     assert train_calls == []
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(6).run()
     assert train_calls == [Config(width=6)]
-    app.slider(key="width").set_value(5).run()
-    app.slider(key="width").set_value(6).run()
+    app.select_slider(key="width").set_value(5).run()
+    app.select_slider(key="width").set_value(6).run()
     assert train_calls == [Config(width=6)]
+
+
+def test_the_learning_rate_steps_multiply(app):
+    box = app.number_input(key="lr")
+    box.increment().run()
+    assert app.number_input(key="lr").value == 0.02
+    app.number_input(key="lr").increment().run()
+    assert app.number_input(key="lr").value == 0.05
+    app.number_input(key="lr").decrement().run()
+    app.number_input(key="lr").decrement().run()
+    app.number_input(key="lr").decrement().run()
+    assert app.number_input(key="lr").value == 0.005
+    app.number_input(key="lr").set_value(0.0137).run()   # typed: kept as typed
+    assert app.number_input(key="lr").value == 0.0137
+    assert not app.exception and not app.error
+    run = train(Config(lr=0.0137))
+    assert app.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 
 def test_batch_size_follows_a_smaller_n_train(app):

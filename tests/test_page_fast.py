@@ -58,6 +58,7 @@ def test_sweep_shows_a_heatmap_and_loads_a_cell(app):
     cell.select_index(3).run()
     app.button(key="sweep_load").click().run()
     assert not app.exception
+    assert app.session_state["view"] == "Training"   # the loaded cell's own view
     assert app.number_input(key="lr").value == 0.05 and app.number_input(key="seed").value == 3
     run = train(Config(lr=0.05, seed=3))
     assert app.metric[1].value == f"{run.history.test_loss.iloc[-1]:.4g}"
@@ -69,6 +70,55 @@ def test_a_bad_sweep_value_is_shown_not_raised(app):
     app.button(key="sweep_run").click().run()
     assert not app.exception
     assert "lr values '0.01, fast' are not allowed" in app.error[0].value
+
+
+def heatmaps(at):
+    return [c for c in at.get("vega_lite_chart") if '"rect"' in c.proto.spec]
+
+
+def test_a_sweep_over_the_budget_is_refused_in_the_pages_words_and_no_old_heatmap_stays(app):
+    open_tab(app, "Sweep")
+    app.text_input(key="sweep_lr").set_value("0.01, 0.05").run()
+    app.button(key="sweep_run").click().run()
+    assert len(heatmaps(app)) == 1
+    # An input error takes the old heatmap away.
+    app.text_input(key="sweep_lr").set_value("fast")
+    app.button(key="sweep_run").click().run()
+    assert app.error and not heatmaps(app)
+    app.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    app.button(key="sweep_run").click().run()
+    assert not app.error and len(heatmaps(app)) == 1
+    # The link, then 16 learning rates by 16 seeds.
+    for key, value in dict(width=256, shared_repeats=3, n_train=199, batch_size=199, epochs=445).items():
+        app.session_state[key] = value
+    app.run()
+    assert not app.error  # one run of it is within the budget
+    app.text_input(key="sweep_lr").set_value(", ".join(f"{0.001 * (i + 1):g}" for i in range(16)))
+    app.text_input(key="sweep_seed").set_value(", ".join(str(i) for i in range(16)))
+    app.button(key="sweep_run").click().run()
+    assert not app.exception
+    assert len(app.error) == 1
+    message = app.error[0].value
+    assert message.startswith("This sweep is too much work for this page: 256 cells")
+    assert "**Hidden width** 256" in message and "**Advanced › Epochs** 445" in message
+    assert not heatmaps(app)
+
+
+def test_a_sweep_width_off_the_sliders_stops_is_refused(app):
+    open_tab(app, "Sweep")
+    app.selectbox(key="sweep_x").set_value("width").run()
+    app.text_input(key="sweep_width").set_value("4, 20").run()
+    app.button(key="sweep_run").click().run()
+    assert not app.exception
+    assert "width 20 is not one of the Hidden width slider's stops" in app.error[0].value
+
+
+def test_the_sweep_says_what_each_axis_compares(app):
+    open_tab(app, "Sweep")
+    assert "teacher, the data and the student's start stay the same" in captions(app)
+    assert "not as a seed to choose" in captions(app)
+    app.selectbox(key="sweep_x").set_value("width").run()
+    assert "each width is a different task" in captions(app)
 
 
 def test_a_closed_sweep_tab_draws_nothing_and_keeps_its_values(app):
@@ -91,5 +141,4 @@ def test_the_sweeps_result_and_picked_cell_survive_leaving_its_tab(app):
     open_tab(app, "Training")
     open_tab(app, "Sweep")
     assert app.selectbox(key="sweep_cell").value == picked
-    heatmaps = [c for c in app.get("vega_lite_chart") if '"rect"' in c.proto.spec]
-    assert len(heatmaps) == 1  # drawn again from the kept result, without sweeping again
+    assert len(heatmaps(app)) == 1  # drawn again from the kept result, without sweeping again

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fitlab import BOUNDS, Config, train
-from fitlab.budget import BUDGET_SECONDS, OverBudget, check, estimated_seconds
+from fitlab.budget import BUDGET_SECONDS, OverBudget, check, check_sweep, estimated_seconds, sweep_seconds
 from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
 from fitlab.engines.threads import TORCH_THREADS
+from fitlab.sweeps import grid
 from fitlab.tables import history_csv
 from ui.text import blog_figure_note, divergence_note
 
@@ -94,6 +95,25 @@ def test_the_budget_models_the_engine_that_runs():
     # Undetached labels always run autograd, so they are budgeted as autograd.
     assert estimated_seconds(Config(detach=False, engine="fast")) == estimated_seconds(
         Config(detach=False), "autograd")
+
+
+def test_a_sweeps_whole_grid_is_budgeted():
+    # The link, swept over 16 learning rates by 16 seeds: each cell
+    # alone is within a run's budget, the grid is not.
+    heavy = Config(width=256, shared_repeats=3, n_train=199, batch_size=199, epochs=445)
+    check(heavy)
+    cells = grid(heavy, lr=[0.001 * (i + 1) for i in range(16)], seed=list(range(16)))
+    with pytest.raises(OverBudget) as info:
+        check_sweep(cells)
+    assert info.value.cells == 256 and info.value.fields["width"] == 256
+    assert "for a sweep, here of 256 configs" in str(info.value)
+    # The Sweep tab's default grid is well within it, and the cost grows with the cells.
+    default = grid(Config(), lr=[0.001, 0.003, 0.01, 0.03, 0.1], seed=[0, 1, 2, 3])
+    check_sweep(default)
+    assert sweep_seconds(default + default) > sweep_seconds(default)
+    # Padded to the widest: one wide cell makes every cell cost as much.
+    assert sweep_seconds(grid(Config(), width=[2, 64])) == pytest.approx(
+        sweep_seconds(grid(Config(width=64), seed=[0, 1])))
 
 
 @pytest.mark.parametrize("engine", ["fast", "autograd"])

@@ -7,7 +7,7 @@ from fitlab.tables import parameter_matrix
 from tests.page_helpers import loss_charts
 from tests.page_helpers import open_page as open_link
 from ui.share import url_problems
-from ui.text import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines
+from ui.text import FIELD_LABELS, IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines
 
 KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
 
@@ -26,6 +26,13 @@ def test_a_link_opens_its_run():
     run = train(expected)
     assert at.dataframe[1].value.equals(parameter_matrix(run.student_params))
     assert at.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
+
+
+def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
+    at = open_link(width="48", lr="0.02")
+    assert not at.exception and not at.error and not at.warning
+    assert at.select_slider(key="width").value == 48
+    assert page_config(at) == Config(width=48, lr=0.02)
 
 
 def test_a_link_with_detach_off_opens_the_lesson():
@@ -47,6 +54,7 @@ def ignored_text(at) -> str:
     ({"lr": "nan"}, "lr"), ({"seed": "1.5"}, "seed"), ({"detach": "maybe"}, "detach"),
     ({"width": ["3", "4"]}, "width"), ({"epochs": ""}, "epochs"),
     ({"batch_size": "20", "n_train": "10"}, "batch_size"), ({"colour": "red"}, "colour"),
+    ({"width": "17"}, "width"),   # a valid Config, but not a stop of the width slider
 ])
 def test_garbage_in_the_url_warns_and_the_page_works(params, field):
     at = open_link(**params)
@@ -114,15 +122,32 @@ def test_a_huge_value_and_a_flood_of_keys_are_cut_short():
 def test_the_warning_is_shown_once_then_the_page_moves_on():
     at = open_link(width="abc")
     assert at.warning
-    at.slider(key="width").set_value(6).run()
+    at.select_slider(key="width").set_value(6).run()
     assert not at.warning and not at.exception
 
 
 def test_a_link_over_the_work_budget_is_refused_in_words():
     at = open_link(epochs="2000", width="256", shared_repeats="8")
     assert not at.exception
-    assert len(at.error) == 1 and "budget" in at.error[0].value and "epochs=2000" in at.error[0].value
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("These settings are too much work for this page")
+    # In the sidebar's labels, not Config's field names.
+    for part in ("**Advanced › Epochs** 2000", "**Hidden width** 256", "**Shared layer repeats** 8"):
+        assert part in message
+    assert "shared_repeats" not in message and "epochs=" not in message
     assert not loss_charts(at)
+    # Nothing has run yet: no empty "Compare runs" under the message.
+    assert not at.multiselect and "Compare runs" not in [h.value for h in at.header]
+
+
+def test_the_field_labels_are_the_sidebars():
+    at = open_link()
+    labels = {w.label for kind in ("slider", "select_slider", "number_input", "checkbox", "radio")
+              for w in getattr(at.sidebar, kind)}
+    for field, label in FIELD_LABELS.items():
+        if field in KEYS or field == "engine":
+            assert label.removeprefix("Advanced › ") in labels, (field, label)
 
 
 def test_a_diverging_link_says_so_and_charts_the_finite_part():

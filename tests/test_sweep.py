@@ -93,3 +93,14 @@ def test_final_losses_and_heatmap():
     cells, labels, diverged = spec["layer"]
     assert cells["mark"]["type"] == "rect" and cells["encoding"]["color"]["scale"]["type"] == "log"
     assert diverged["encoding"]["text"]["field"] == "note"
+    # Readable: upright x labels, and each number in a colour that contrasts with its cell.
+    assert cells["encoding"]["x"]["axis"]["labelAngle"] == 0
+    assert labels["mark"]["fontSize"] >= 12
+    colour = labels["encoding"]["color"]
+    assert {colour["value"], colour["condition"]["value"]} == {"black", "white"}
+    finite = table.test_loss[np.isfinite(table.test_loss)]
+    assert f"{math.sqrt(finite.min() * finite.max())}" in colour["condition"]["test"]
+    # A click selects a cell by its two axes, for the page's on_select.
+    (selection,) = spec["params"]
+    assert selection["name"] == "cell" and selection["select"]["fields"] == ["lr", "seed"]
+    assert selection["views"] == [cells["name"]]

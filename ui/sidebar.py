@@ -2,14 +2,61 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from fitlab import BOUNDS, Config
-from fitlab.budget import check
+from fitlab.budget import OverBudget, check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
+from ui.text import over_budget_message
 
 DEFAULTS = Config()
+# The width slider's stops: every width up to 16, where a unit more or less
+# changes the fit, then roughly ×1.5 apart up to the bound.
+WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+_LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
+
+
+def lr_after_step(before: float, after: float) -> float:
+    """The learning rate for the box's new value `after`: a click on + or −
+    (which adds or takes away half of `before`, the box's step) moves to the
+    next value of 1, 2, 5 × 10^k above or below `before`; a typed value stays."""
+    step = before / 2
+    if math.isclose(after, before + step, rel_tol=1e-9):
+        return min(_grid_value(before, up=True), BOUNDS["lr"][1])
+    if math.isclose(after, before - step, rel_tol=1e-9):
+        return max(_grid_value(before, up=False), BOUNDS["lr"][0])
+    return after
+
+
+def _grid_value(value: float, up: bool) -> float:
+    """The nearest value of 1, 2, 5 × 10^k strictly above (or below) `value`."""
+    decade = math.floor(math.log10(value))
+    grid = [m * 10.0 ** e for e in (decade - 1, decade, decade + 1) for m in (1, 2, 5)]
+    # Compared at 12 significant digits, so that 0.01 counts as on the grid.
+    if up:
+        return next(g for g in grid if float(f"{g:.12g}") > float(f"{value:.12g}"))
+    return next(g for g in reversed(grid) if float(f"{g:.12g}") < float(f"{value:.12g}"))
+
+
+def _lr_in_url() -> float:
+    """The learning rate a link opens with (the default if it has none, or
+    one the box will refuse): the box's first step is half of it."""
+    try:
+        lr = float(st.query_params.get("lr", DEFAULTS.lr))
+    except ValueError:
+        return DEFAULTS.lr
+    low, high = BOUNDS["lr"]
+    return lr if math.isfinite(lr) and low <= lr <= high else DEFAULTS.lr
+
+
+def _lr_stepped() -> None:
+    """The learning-rate box's on_change: make + and − multiplicative."""
+    before = st.session_state.get(_LR_SHOWN)
+    if before is not None:
+        st.session_state["lr"] = float(f"{lr_after_step(before, st.session_state['lr']):.12g}")
 
 
 def read_config() -> Config | None:
@@ -43,12 +90,18 @@ def read_config() -> Config | None:
     if st.session_state.get("batch_size", DEFAULTS.batch_size) > n_train:
         st.session_state["batch_size"] = n_train
     with basics:
-        width = st.slider("Hidden width", *BOUNDS["width"], value=DEFAULTS.width, key="width", bind=URL)
+        width = st.select_slider("Hidden width", WIDTHS, value=DEFAULTS.width, key="width", bind=URL,
+                                 help="Every width to 16, then 24, 32, 48, 64, 96, 128, 192, 256.")
         repeats = st.slider("Shared layer repeats", *BOUNDS["shared_repeats"],
                             value=DEFAULTS.shared_repeats, key="shared_repeats", bind=URL,
                             help="How many times the one shared Linear(width, width) is applied.")
+        # The step is half of the value the box is about to show.
+        shown_lr = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
         lr = st.number_input("Learning rate", min_value=BOUNDS["lr"][0], max_value=BOUNDS["lr"][1],
-                             value=DEFAULTS.lr, step=0.005, format="%g", key="lr", bind=URL)
+                             value=DEFAULTS.lr, step=shown_lr / 2, format="%g", key="lr", bind=URL,
+                             on_change=_lr_stepped,
+                             help="+ and − step through 1, 2, 5 × 10^k; type any value.")
+        st.session_state[_LR_SHOWN] = lr
         batch_size = st.number_input("Batch size", min_value=1, max_value=n_train,
                                      value=min(DEFAULTS.batch_size, n_train), step=1,
                                      key="batch_size", bind=URL)
@@ -60,6 +113,9 @@ def read_config() -> Config | None:
                         engine=engine)
         check(config)
         return config
+    except OverBudget as refused:
+        st.error(over_budget_message(refused))
+        return None
     except ValueError as exc:
         st.error(f"These settings cannot run: {exc}")
         return None

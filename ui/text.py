@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import pandas as pd
 
 from fitlab.blog import BLOG_ERROR_MESSAGE
+from fitlab.budget import OverBudget
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
 from fitlab.failure.graph import named_in_error
@@ -24,6 +26,54 @@ labels = net(X).detach().reshape((-1, 1))   # cut the labels off the teacher's g
 # or never build that graph at all:
 with torch.no_grad():
     labels = net(X).reshape((-1, 1))"""
+
+
+# The page's first words. On a phone the sidebar starts closed, so the
+# control they name is not in sight: say where it is, and link the lesson.
+INTRO = (
+    "A small net with one **shared layer** makes the labels (the *teacher*); the same net, "
+    "re-initialised in place, learns them back (the *student*). To meet PyTorch's most "
+    "searched autograd error, and see why, untick **Detach the labels** in the sidebar "
+    "(on a phone, **>>** at the top left opens it), or open [the lesson](?detach=false).")
+
+# The sidebar's label of each Config field (the library's messages name fields).
+FIELD_LABELS = {
+    "width": "Hidden width", "shared_repeats": "Shared layer repeats", "lr": "Learning rate",
+    "batch_size": "Batch size", "detach": "Detach the labels", "epochs": "Advanced › Epochs",
+    "seed": "Advanced › Seed", "n_train": "Advanced › Training rows",
+    "tied": "Advanced › Tie the shared layer", "engine": "Advanced › Engine",
+    "n_samples": "rows in all", "in_features": "input features",
+}
+
+
+def over_budget_message(refused: OverBudget) -> str:
+    """Markdown: why settings over the work budget do not run, in the
+    sidebar's own words."""
+    named = ", ".join(f"**{FIELD_LABELS.get(field, field)}** {value}"
+                      for field, value in refused.fields.items())
+    lower = "**Advanced › Epochs**, **Hidden width** or **Shared layer repeats**"
+    if refused.cells == 1:
+        return (f"These settings are too much work for this page: about {refused.seconds:.0f} s "
+                f"of training, over the {refused.budget:g} s one run may take here ({named}). "
+                f"The work grows as epochs × batches × width²: lower {lower}, or raise "
+                f"**Batch size**.")
+    return (f"This sweep is too much work for this page: {refused.cells} cells, about "
+            f"{refused.seconds:.0f} s of training, over the {refused.budget:g} s a sweep may "
+            f"take here (its widest cell: {named}). Sweep fewer values, or lower {lower}.")
+
+
+# What a sweep axis compares: only lr keeps the task fixed (fitlab.blog.setup
+# draws the teacher, the data and the student from the seed, at the width).
+SWEEP_AXIS_NOTES = {
+    "lr": ("**lr** changes only the step size: the teacher, the data and the student's "
+           "start stay the same, so cells compare fairly and the best lr is a real answer."),
+    "seed": ("**seed** draws a new teacher, new data and a new start: read the spread down "
+             "the seeds as how much a result owes to luck, not as a seed to choose; teach "
+             "against the worst seeds as much as the best."),
+    "width": ("**width** changes the teacher too (it is the same net): each width is a "
+              "different task, so a narrow width may win because its task is easier, not "
+              "because it learns better."),
+}
 
 
 def error_explanation(run: Run, found: Autopsy) -> str:
@@ -188,6 +238,28 @@ WHY_RAW_STAYS_LARGE = (
     "that the training rows are also fitted by weights that are not the teacher's.")
 
 
+def approach_note(distances: pd.DataFrame, history: pd.DataFrame) -> str:
+    """How far the student came toward the teacher, in numbers, against how
+    far its loss fell; and whether matching hidden units changed anything.
+    Empty for a run whose weights did not stay finite (divergence_note says why)."""
+    raw = distances.pivot(index="epoch", columns="layer", values="raw")
+    total = np.sqrt((raw ** 2).sum(axis=1, min_count=raw.shape[1]))
+    loss = history.train_loss
+    if not (np.isfinite(total).all() and np.isfinite(loss).all() and loss.iloc[-1] > 0):
+        return ""
+    moved = 1 - total.iloc[-1] / total.iloc[0]
+    closer = "closer to" if moved >= 0 else "further from"
+    note = (f"Over training the student's weights came {abs(moved):.1%} {closer} the teacher's "
+            f"(all layers, raw) while its train loss fell {loss.iloc[0] / loss.iloc[-1]:,.0f}-fold: "
+            "fitting the labels does not take the teacher's weights, hence the zoomed axis.")
+    matched = distances.dropna(subset=["matched"])
+    if np.allclose(matched["matched"], matched["raw"], rtol=1e-9, atol=0):
+        note += (" Matched equals raw at every epoch it was computed: the matching found no "
+                 "relabelling of the hidden units that brings this student nearer, so each "
+                 "dashed line lies under its solid one.")
+    return note
+
+
 def recording_note(distances: pd.DataFrame, epochs: int) -> str:
     """In words, at which epochs a run's distances were recorded."""
     raw = distances["epoch"].nunique()
@@ -254,6 +326,26 @@ def gallery_messages(outcomes: tuple[FixOutcome, ...]) -> list[str]:
 # Why the variants that keep the labels' graph fail at batch 2.
 FREED_GRAPH = ("all 200 labels hang off one graph (the teacher's forward pass over all of X), and "
                "the first backward() frees what it saved; batch 2's labels need it again")
+
+
+def agreement(max_difference: float) -> str:
+    """How closely two sets of gradients agree, as the end of a sentence."""
+    if max_difference == 0:
+        return "are **exactly equal**, entry for entry"
+    return f"differ by at most **{max_difference:.3g}**"
+
+
+def student_caption(run: Run) -> str:
+    """What the Student table holds: the trained weights, or where a failed run stopped."""
+    if run.error is None:
+        return "After training, started from a fresh Kaiming init."
+    if (run.error.epoch, run.error.batch) == (1, 1):
+        return ("The fresh Kaiming init: training failed at its first backward(), so no "
+                "SGD step ever changed these weights.")
+    return (f"Where training stopped: after the steps before epoch {run.error.epoch}, "
+            f"batch {run.error.batch}.")
+
+
 
 
 def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> str:

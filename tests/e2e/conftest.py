@@ -3,6 +3,9 @@ Debian's Chromium through Playwright.
 
 Without chromium or playwright the suite skips, saying why; with
 FITLAB_REQUIRE_BROWSER=1 (as .ci/run sets) a missing browser fails it instead.
+
+The server's own output is part of what a test checks: a traceback or a
+warning in it fails the test during which it was written (serverlog.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from .serverlog import ServerLog, log_problems
 from .timings import record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,15 +73,24 @@ def wait_healthy(url: str, server: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="session")
-def server(browser_available, tmp_path_factory):
-    """Base URL of a fresh headless fitlab server; stopped after the suite."""
+def server_log(browser_available, tmp_path_factory) -> ServerLog:
+    """Where the suite's server writes its output."""
+    return ServerLog(tmp_path_factory.mktemp("streamlit") / "server.log")
+
+
+@pytest.fixture(scope="session")
+def server(server_log):
+    """Base URL of a fresh headless fitlab server; stopped after the suite,
+    whose whole log must then be free of tracebacks and warnings."""
     port = free_port()
     started = time.monotonic()
-    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    log = server_log.path.open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
          "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+         "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         # The level in every line, so that a warning can be told from news.
+         "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -92,6 +105,22 @@ def server(browser_available, tmp_path_factory):
             process.kill()
             process.wait()
         log.close()
+    problems = log_problems(server_log.path.read_text())
+    assert not problems, "the server's log has tracebacks or warnings:\n" + "\n".join(problems)
+
+
+@pytest.fixture(autouse=True)
+def server_log_stays_clean(request):
+    """A test that uses the server fails if the server logged a traceback or
+    a warning while it ran."""
+    if "server" not in request.fixturenames:
+        yield
+        return
+    log = request.getfixturevalue("server_log")
+    start = log.size()
+    yield
+    problems = log_problems(log.read_from(start))
+    assert not problems, "the server logged during this test:\n" + "\n".join(problems)
 
 
 @pytest.fixture(scope="session")

@@ -43,12 +43,12 @@ def test_comparison_views(tall_page, server):
     open_page(page, server)
     width = page.get_by_role("slider", name="Hidden width")
     rerun_after(page, lambda: (width.focus(), *[width.press("ArrowRight") for _ in range(11)]))
-    lr = page.get_by_label("Learning rate")
+    lr = page.get_by_role("spinbutton", name="Learning rate")
     rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
 
     rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
     panel = page.get_by_role("tabpanel", name="Compare runs")
-    rerun_after(page, lambda: panel.locator(".st-key-compare_log_scale").get_by_text("Log scale").click())
+    expect(panel.locator('[data-testid="stVegaLiteChart"] svg.marks')).to_have_count(1)  # log axis by default
     panel.screenshot(path=str(DOCS / "compare-runs.png"))
 
     rerun_after(page, lambda: page.get_by_role("tab", name="Student vs teacher").click())

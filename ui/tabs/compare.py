@@ -13,6 +13,7 @@ from ui.state import TabKeys, run_cache
 
 KEYS = TabKeys("compare")
 PICKED = KEYS("picked")
+PINNED = KEYS("pinned")
 
 
 def run_log() -> RunLog:
@@ -30,6 +31,16 @@ def remember(run: Run) -> None:
     if entry.label not in known:
         picked.append(entry.label)
     st.session_state[PICKED] = picked
+    st.session_state[PINNED] = [r.label for r in log.runs if r.number in log.pinned]
+
+
+def _pin() -> None:
+    run_log().pin(st.session_state[PINNED])
+
+
+def _clear() -> None:
+    """Drop the unpinned runs but the current one; the picks follow on the rerun (remember)."""
+    run_log().clear()
 
 
 def compare_section(shown: bool = True) -> None:
@@ -41,11 +52,18 @@ def compare_section(shown: bool = True) -> None:
         KEYS.keep()
         return
     log = run_log()
+    if not log.runs:
+        return  # settings invalid before anything ran: nothing to compare yet
     st.header("Compare runs")
-    st.caption(f"Every run of this session (the last {log.limit}; the oldest goes first), "
-               "named by the settings that differ from the defaults. They come from the "
-               "training cache: nothing trains again.")
+    st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
+               "past that the oldest unpinned run goes first), named by the settings that "
+               "differ from the defaults. They come from the training cache: nothing trains again.")
     labels = st.multiselect("Runs to overlay", [r.label for r in log.runs], key=PICKED)
+    pins, clear = st.columns([3, 1], vertical_alignment="bottom")
+    pins.multiselect("Pinned runs", [r.label for r in log.runs], key=PINNED, on_change=_pin,
+                     help="A pinned run stays in the log when it is full or cleared.")
+    clear.button("Clear the unpinned runs", key="compare_clear", on_click=_clear,
+                 help="Keeps the pinned runs and the one on screen.")
     picked = log.find(labels)
     if not picked:
         st.info("Pick one or more runs to overlay.")
@@ -53,7 +71,8 @@ def compare_section(shown: bool = True) -> None:
     left, right = st.columns([3, 1])
     weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key=KEYS("smoothing"),
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
-    log_scale = right.toggle("Log scale", key=KEYS("log_scale"))
+    # On by default, as on the Training tab: on a linear axis every curve hugs zero.
+    log_scale = right.toggle("Log scale", value=True, key=KEYS("log_scale"))
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")

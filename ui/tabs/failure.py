@@ -15,6 +15,7 @@ from fitlab.failure.versions import MOMENTS
 from fitlab.failure.vivid import VividCase, vivid_example
 from fitlab.isolation import WorkerDied, run_isolated
 from fitlab.run import Run
+from ui.phone import stacked_table_style
 from ui.state import heavy
 from ui.text import (
     FIX_CODE,
@@ -170,7 +171,7 @@ def anomaly_section(trace: AnomalyTrace | None) -> None:
             "tensor, but the graph that holds it was built, and the weight saved, when the "
             "labels were made. That line is where the fix goes (`.detach()`).")
     with st.expander("Torch's message under anomaly mode"):
-        st.code(trace.error, language="text")
+        st.code(trace.error, language="text", wrap_lines=True)  # one long line otherwise
 
 
 def gallery_section(config: Config) -> None:
@@ -185,8 +186,12 @@ def gallery_section(config: Config) -> None:
         f"settings ({epochs}). The outcome is torch's exception, or the final losses; the "
         "verdict reads **✓** a fix, **✗** no fix, **⚠** runs, with a catch.")
     outcomes = gallery_with_progress(run_for)
-    # A static table: the verdicts are sentences, and shown whole.
-    st.table(gallery_table(outcomes).style.hide(axis="index"))
+    # A static table: the verdicts are sentences, and shown whole; on a
+    # phone each variant is a block, its cells one under the other.
+    table = gallery_table(outcomes)
+    with st.container(key="fix_gallery"):
+        stacked_table_style("fix_gallery", list(table.columns))
+        st.table(table.style.hide(axis="index"))
     with st.expander("Torch's messages in full"):
         for message in gallery_messages(outcomes):
             st.code(message, language="text", wrap_lines=True)

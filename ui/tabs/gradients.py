@@ -13,6 +13,7 @@ from fitlab.run import Run
 from fitlab.shared_layer.gradients import TiedGradients, ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary
 from ui.state import TabKeys, run_with_progress
+from ui.text import agreement
 
 KEYS = TabKeys("gradients")
 
@@ -24,7 +25,7 @@ def cached_tied_gradients(config: Config) -> TiedGradients | None:
 
 
 def tied_gradient_section(run: Run, shown: bool = True) -> None:
-    """5. The shared layer's gradient per use, their sum and .grad; and the
+    """The shared layer's gradient per use, their sum and .grad; and the
     tied/untied comparison on request. With `shown` False (a tab not on
     screen) nothing is drawn; the toggles keep their values."""
     if not shown:
@@ -32,7 +33,7 @@ def tied_gradient_section(run: Run, shown: bool = True) -> None:
         return
     config = run.config
     st.header("The shared layer's gradients")
-    st.subheader("5. Tied-gradient ledger")
+    st.subheader("Tied-gradient ledger")
     ledger = cached_tied_gradients(config)
     if ledger is None:
         st.info("With 0 repeats there is no shared layer to take apart.")
@@ -53,12 +54,12 @@ def _ledger_view(ledger: TiedGradients) -> None:
             f"For the first batch of this run, before any step: the shared layer's weight "
             f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
             "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
-            f"the sum and `.grad` differ by at most **{ledger.max_difference:.3g}**.")
+            f"the sum and `.grad` {agreement(ledger.max_difference)}.")
     else:
         st.markdown(
             f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
-            "use's gradient (hooks on each use's output) in its `.grad`, off by at most "
-            f"**{ledger.max_difference:.3g}**. Tied, the one layer's `.grad` would be their sum.")
+            f"use's gradient (hooks on each use's output) in its `.grad`: the two "
+            f"{agreement(ledger.max_difference)}. Tied, the one layer's `.grad` would be their sum.")
     st.table(ledger_summary(ledger))
     if st.toggle("Show every weight entry", key=KEYS("entries")):
         st.dataframe(ledger.table, hide_index=True, width="stretch")

@@ -7,7 +7,7 @@ import streamlit as st
 from fitlab.charts import distance_chart, prediction_chart, slice_chart
 from fitlab.run import Run
 from ui.charts import draw
-from ui.text import WHY_RAW_STAYS_LARGE, recording_note
+from ui.text import WHY_RAW_STAYS_LARGE, approach_note, recording_note
 
 
 def student_section(run: Run) -> None:
@@ -17,8 +17,8 @@ def student_section(run: Run) -> None:
     st.subheader("Distance from the teacher's weights")
     draw(distance_chart, run.config, run.distances)
     st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {WHY_RAW_STAYS_LARGE} "
-               f"{recording_note(run.distances, run.config.epochs)}")
+               f"units to the teacher's. {approach_note(run.distances, run.history)} "
+               f"{WHY_RAW_STAYS_LARGE} {recording_note(run.distances, run.config.epochs)}")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")

@@ -1,21 +1,27 @@
 """The Sweep section: a grid of two axes trained at once, its heatmap, and
-loading any cell as the current run."""
+loading any cell (by clicking it, or picking it) as the current run."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import streamlit as st
 
 import fitlab
 from fitlab import Config
+from fitlab.budget import OverBudget, check_sweep
 from fitlab.charts import sweep_heatmap
-from fitlab.sweeps import AXES, final_losses, parse_axis
+from fitlab.sweeps import AXES, final_losses, grid, parse_axis
+from ui.sidebar import WIDTHS
 from ui.state import TabKeys, heavy
+from ui.text import SWEEP_AXIS_NOTES, over_budget_message
 
 KEYS = TabKeys("sweep")
+HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
 
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
-                  "width": "2, 5, 10, 20"}
+                  "width": "2, 4, 8, 16"}
 
 
 def sweep_section(config: Config, shown: bool = True) -> None:
@@ -25,7 +31,7 @@ def sweep_section(config: Config, shown: bool = True) -> None:
     if not shown:
         KEYS.keep()
         return
-    st.header("Sweep: which lr, seed or width is best?")
+    st.header("Sweep: the learning rate, and how much luck matters")
     st.caption("Every other setting is the sidebar's. All cells train at once, "
                "in one batched computation.")
     left, right = st.columns(2)
@@ -33,42 +39,71 @@ def sweep_section(config: Config, shown: bool = True) -> None:
     y = right.selectbox("Down", [a for a in AXES if a != x], key=KEYS("y"))
     texts = {axis: column.text_input(f"{axis} values", DEFAULT_VALUES[axis], key=KEYS(axis))
              for axis, column in ((x, left), (y, right))}
+    for axis in (x, y):
+        st.caption(SWEEP_AXIS_NOTES[axis])
     if st.button("Run the sweep", key="sweep_run"):
         _train_sweep(config, x, y, texts)
-    shown = st.session_state.get("sweep_result")
-    if shown is not None:
-        _show(*shown)
+    result = st.session_state.get("sweep_result")
+    if result is not None:
+        _show(*result)
 
 
 def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
-    """Train the grid with a progress bar; keep its table in the session."""
+    """Train the grid with a progress bar, within the work budget; keep its
+    table in the session. A refused sweep leaves no old heatmap behind."""
     try:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
+        off_slider = [w for w in axes.get("width", []) if w not in WIDTHS]
+        if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
+            raise ValueError(f"width {off_slider[0]} is not one of the Hidden width slider's stops "
+                             "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
+        check_sweep(grid(config, **axes))
         bar = st.progress(0, text="Sweeping")
         results = heavy("the sweep", fitlab.sweep, config, progress=lambda done, total: bar.progress(
             done / total, text=f"Sweeping: epoch {done} of {total}"), **axes)
         bar.empty()
+    except OverBudget as refused:
+        st.session_state.pop("sweep_result", None)
+        st.error(over_budget_message(refused))
+        return
     except ValueError as exc:
+        st.session_state.pop("sweep_result", None)
         st.error(f"This sweep cannot run: {exc}")
         return
     st.session_state["sweep_result"] = (config, x, y, final_losses(results, [x, y]))
 
 
 def _show(base: Config, x: str, y: str, table) -> None:
-    """The heatmap of a finished sweep, and a way to load any cell."""
+    """The heatmap of a finished sweep; a click on a cell, or the picker
+    below it, loads that cell as the current run."""
     changes = ", ".join(f"{k}={v}" for k, v in base.changes().items()) or "the defaults"
-    st.caption(f"Final test MSE after {base.epochs} epochs; other settings: {changes}.")
-    st.altair_chart(sweep_heatmap(table, x, y), width="stretch")
+    st.caption(f"Final test MSE after {base.epochs} epochs; other settings: {changes}. "
+               "Click a cell to open it as the current run.")
     cells = table[[x, y]].to_dict("records")
+    st.altair_chart(sweep_heatmap(table, x, y), width="stretch", key=HEATMAP,
+                    on_select=partial(_load_clicked, base, cells), selection_mode="cell")
     pick, load = st.columns([3, 1], vertical_alignment="bottom")
     cell = pick.selectbox("Cell", cells, key=KEYS("cell"),
                           format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
 
 
+def _load_clicked(base: Config, cells: list[dict]) -> None:
+    """The heatmap's click: load the clicked cell. The selection comes from
+    the browser, so only a cell of this sweep is loaded (an empty selection is
+    a click beside the cells)."""
+    for clicked in st.session_state[HEATMAP]["selection"].get("cell") or []:
+        cell = next((c for c in cells if all(clicked.get(k) == v for k, v in c.items())), None)
+        if cell is not None:
+            _load(base, cell)
+            return
+
+
 def _load(base: Config, cell: dict) -> None:
-    """Set the sidebar's widgets to the cell's config (a callback runs before
-    the rerun, when widget state may still be set)."""
+    """Set the sidebar's widgets to the cell's config and open its Training
+    view (a callback runs before the rerun, when widget state may still be
+    set)."""
     for key, value in {**base.as_dict(), **cell}.items():
         if key in st.session_state:
             st.session_state[key] = value
+    st.session_state["view"] = "Training"

@@ -12,7 +12,15 @@ from fitlab.run import Run
 from fitlab.tables import history_csv, history_file_name, padding_mask, parameter_matrix
 from ui.charts import draw
 from ui.tabs.watch import watch_section
-from ui.text import blog_figure_note, divergence_note, engine_note, fit_note, parameter_tables_note, r_squared_text
+from ui.text import (
+    blog_figure_note,
+    divergence_note,
+    engine_note,
+    fit_note,
+    parameter_tables_note,
+    r_squared_text,
+    student_caption,
+)
 
 
 def loss_section(run: Run) -> None:
@@ -99,7 +107,6 @@ def parameter_tables(run: Run) -> None:
         st.dataframe(_shown(run.teacher_params, teacher, bound), width="stretch")
     with right:
         st.subheader("Student")
-        st.caption("After training, started from a fresh Kaiming init." if run.error is None
-                   else "Where training stopped.")
+        st.caption(student_caption(run))
         st.dataframe(_shown(run.student_params, student, bound), width="stretch")
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
