@@ -101,7 +101,7 @@ def test_the_student_table_says_no_step_touched_it_when_the_first_backward_faile
     run = train(config)
     assert (run.error.epoch, run.error.batch) == (1, 1)
     # What the table shows is the student exactly as the re-init left it.
-    assert run.student_params.equals(parameter_table(setup(config).student.layer_arrays()))
+    assert run.student_params.equals(parameter_table(setup(config).student.layer_arrays(), config.shared_repeats))
     captions = [c.value for c in failing.caption]
     assert any("no SGD step ever changed these weights" in c for c in captions)
 
