@@ -11,6 +11,7 @@ if __name__ != "__main__":
 
     app = st.App(__file__, lifespan=warm_up)
 else:
+    from ui.decode import decode_section
     from ui.share import warn_about_url
     from ui.sidebar import read_config
     from ui.state import run_with_progress
@@ -29,6 +30,7 @@ else:
         "net, re-initialised in place, learns them back (the *student*). Untick "
         "**Detach the labels** to meet PyTorch's most searched autograd error, and see why."
     )
+    decode_section()
 
     config = read_config()
     if config is None:

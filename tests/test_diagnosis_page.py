@@ -51,11 +51,11 @@ def test_graph_view_shows_the_stale_tensors(failing):
     assert any("`mat2` = `last.weight`" in m.value for m in failing.markdown)
 
 
-def test_anomaly_view_quotes_the_label_line(failing):
-    trace = failing.code[1].value
-    assert 'File "fitlab/data.py"' in trace and "out = teacher(inputs)" in trace
-    assert "module.py" not in trace
-    assert any("the line that computed the labels" in m.value for m in failing.markdown)
+def test_anomaly_view_quotes_the_label_line_of_the_blogs_script(failing):
+    trace = next(c.value for c in failing.code if c.value.startswith('File "blog.py"'))
+    assert "in get_label\n    return net(X).reshape((-1, 1))" in trace
+    assert "fitlab" not in trace and "module.py" not in trace
+    assert any("The same line as *saved here* above." in m.value for m in failing.markdown)
 
 
 def test_fix_gallery_view(failing):
@@ -103,7 +103,7 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     import ui.tabs.gradients as gradients
 
     calls = []
-    for module, name in ((diagnosis, "autopsy"), (diagnosis, "anomaly_trace"), (diagnosis, "run_variant"),
+    for module, name in ((diagnosis, "autopsy"), (diagnosis, "in_worker"), (diagnosis, "run_variant"),
                          (gradients, "tied_gradient_ledger")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))

@@ -4,17 +4,34 @@ from a real replay."""
 
 from __future__ import annotations
 
+from concurrent.futures.process import BrokenProcessPool
+
 import pandas as pd
 import streamlit as st
 
 from fitlab import Config
-from fitlab.failure.anomaly import AnomalyTrace, anomaly_trace
+from fitlab.explain import format_report
 from fitlab.failure.autopsy import Autopsy, autopsy
+from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, explained_blog
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
 from fitlab.run import Run
-from ui.text import FIX_CODE, error_explanation, gallery_table
+from ui.text import (
+    FIX_CODE,
+    error_explanation,
+    gallery_table,
+    marked_script,
+    script_anomaly_intro,
+    script_did_not_fail,
+    script_gallery_note,
+    script_graph_note,
+    script_intro,
+    script_ledger_note,
+    script_replay_failed,
+    script_story,
+)
+from ui.worker import in_worker
 
 _STALE_ROW = "background-color: #fde0e0"
 
@@ -34,10 +51,11 @@ def cached_autopsy(config: Config) -> Autopsy:
     return autopsy(config)
 
 
-@st.cache_data(max_entries=32, show_spinner="Replaying under anomaly mode…")
-def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
-    """anomaly_trace(config), once per config."""
-    return anomaly_trace(config)
+@st.cache_data(max_entries=32, show_spinner="Running the blog's script…")
+def cached_explained(config: Config) -> ExplainedBlog:
+    """explained_blog(config), once per config, in the worker process: running
+    a script as __main__ and anomaly mode would change other sessions' runs here."""
+    return in_worker(explained_blog, config)
 
 
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
@@ -57,16 +75,54 @@ def gallery_with_progress(config: Config) -> pd.DataFrame:
     return gallery_table(tuple(outcomes))
 
 
+def blog_script_section(config: Config) -> ExplainedBlog | None:
+    """The blog's script with the user's numbers, run in the worker through
+    fitlab.explain: shown with line numbers, the three lines it points at
+    marked, the report and the fix. Returns what ran, for the sections below
+    to point into, or None if the worker could not run it."""
+    st.header("The blog's script, run for real")
+    try:
+        explained = cached_explained(config)
+    except (TimeoutError, BrokenProcessPool, OSError) as exc:
+        st.warning(script_replay_failed(exc))
+        return None
+    report = explained.report
+    if report.status != "inplace_error":
+        st.markdown(script_did_not_fail(explained))
+        if report.traceback:
+            st.code(report.traceback, language="text")
+        st.code(explained.script, language="python", line_numbers=True, wrap_lines=True)
+        return explained
+    st.markdown(script_intro(explained))
+    st.code(marked_script(explained), language="python", line_numbers=True, wrap_lines=True)
+    st.markdown(script_story(explained))
+    st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints:")
+    st.code(format_report(report), language="text", wrap_lines=True)
+    with st.expander("What the script printed before it failed"):
+        st.code(explained.printed or "(nothing)", language="text")
+    return explained
+
+
+def _script_note(words, explained: ExplainedBlog | None) -> None:
+    text = words(explained) if explained is not None else None
+    if text:
+        st.caption(text)
+
+
 def failure_diagnosis(config: Config) -> None:
-    """Sections 1–4 under the error panel: version ledger, the labels'
-    graph, the anomaly trace, the fix gallery."""
+    """The blog's script, explained; then sections 1–4: version ledger, the
+    labels' graph, the anomaly trace, the fix gallery, each citing the script's lines."""
+    explained = blog_script_section(config)
     st.header("Inside the failure")
     st.caption("Four views of the same failure, each replayed from your settings.")
     found = cached_autopsy(config)
     version_ledger_section(found)
+    _script_note(script_ledger_note, explained)
     graph_section(found)
-    anomaly_section(cached_anomaly_trace(config))
+    _script_note(script_graph_note, explained)
+    script_anomaly_section(explained)
     gallery_section(config)
+    _script_note(script_gallery_note, explained)
 
 
 def version_ledger_section(found: Autopsy) -> None:
@@ -110,30 +166,15 @@ def graph_section(found: Autopsy) -> None:
                "installed torch skips the version check and the script trains on wrong gradients.")
 
 
-def anomaly_section(trace: AnomalyTrace | None) -> None:
-    """3. The forward traceback anomaly mode attaches, trimmed."""
+def script_anomaly_section(explained: ExplainedBlog | None) -> None:
+    """3. What anomaly mode says on the blog's script, and what it does not."""
     st.subheader("3. Anomaly trace")
-    if trace is None:
-        st.info("Under anomaly mode this configuration's backward did not fail.")
+    if explained is None or explained.anomaly_node is None:
+        st.info("Under anomaly mode the blog's script did not fail.")
         return
-    st.markdown(
-        "The error's hint says to enable anomaly detection. That only helps if it is on "
-        "**before the teacher's forward pass**: anomaly mode records a stack for each node "
-        "as the forward pass builds it. Turned on from the start, torch reports "
-        f"`Error detected in {trace.node}` with this forward traceback (trimmed to the frames "
-        "that help):")
-    st.code("\n".join(f'File "{f.short_file}", line {f.line}, in {f.function}\n    {f.code}'
-                      for f in trace.trimmed), language="text")
-    label = trace.label_frame
-    if label is not None:
-        st.markdown(
-            f"It points at `{label.code}` in `{label.function}` ({label.short_file}, line "
-            f"{label.line}): **the line that computed the labels**, not `loss.backward()` in "
-            "the training loop. That matters: the failing backward only *detects* the stale "
-            "tensor, but the graph that holds it was built, and the weight saved, when the "
-            "labels were made. That line is where the fix goes (`.detach()`).")
-    with st.expander("Torch's message under anomaly mode"):
-        st.code(trace.error, language="text")
+    st.markdown(script_anomaly_intro(explained))
+    st.code("\n".join(f'File "{SCRIPT_NAME}", line {f.line}, in {f.function}\n    {f.code}'
+                      for f in explained.anomaly_frames), language="text")
 
 
 def gallery_section(config: Config) -> None:
