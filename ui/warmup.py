@@ -10,7 +10,8 @@ lock, the run cache's one-training-per-config lock), one who comes later finds
 the default run cached. The lesson's run (detach off) is warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
 torch._dynamo, which holds the interpreter, and while the browser still draws
-that page its requests and messages need the interpreter too.
+that page its requests and messages need the interpreter too. Then the
+lesson's script is run in the worker process, which starts it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def warm() -> None:
     _page_ran.wait()
     time.sleep(LESSON_AFTER_PAGE_SECONDS)  # the browser is drawing that page
     run_cache().get(fitlab.Config(detach=False), fitlab.train)
+    # The lesson's script through fitlab.explain: starts the worker process
+    # (spawning it imports torch again) and caches the default lesson's report.
+    from ui.tabs.failure import cached_explained
+
+    cached_explained(fitlab.Config(detach=False))
     # The default run's Student vs teacher tables; the first matching of
     # hidden units also imports scipy's solver.
     for view in STUDENT_VIEWS:
