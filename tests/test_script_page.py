@@ -209,3 +209,16 @@ def test_decoder_is_there_with_detach_on_and_off():
     for query in ({}, {"detach": "false", "epochs": "2"}):
         at = open_page(timeout=180, **query)
         assert [e.label for e in at.expander][0] == "Decode your own error message"
+
+
+def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
+    def too_slow(*args):
+        raise TimeoutError
+
+    monkeypatch.setattr("ui.tabs.failure.in_worker", too_slow)
+    at = open_page(timeout=180, detach="false", epochs="3")
+    assert not at.exception
+    assert any("took too long" in w.value for w in at.warning)
+    assert any(i.value.startswith("Not shown") for i in at.info)
+    assert not [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
+    assert "4. Fix gallery" in [s.value for s in at.subheader]

@@ -232,10 +232,22 @@ def script_story(explained: ExplainedBlog) -> str:
 
 
 def script_did_not_fail(explained: ExplainedBlog) -> str:
-    """Markdown when the script did not die of the in-place error."""
-    if explained.report.status == "finished":
+    """Markdown when the script did not die of the in-place error, or the
+    recorder found none of its lines."""
+    status = explained.report.status
+    if status == "finished":
         return "The blog's script ran to its end: nothing raised the in-place error."
+    if status == "inplace_error":
+        return ("The blog's script raised the in-place error, but the recorder found none of its "
+                "lines in the report, so nothing is marked. The script as it ran:")
     return "The blog's script stopped with another error, shown as Python printed it:"
+
+
+def script_anomaly_missing(explained: ExplainedBlog | None) -> str:
+    """A sentence when there is no anomaly trace of the blog's script to show."""
+    if explained is None:
+        return "Not shown: the blog's script could not be run in the worker process this time."
+    return "Under anomaly mode the blog's script did not fail."
 
 
 def script_ledger_note(explained: ExplainedBlog) -> str | None:

@@ -23,6 +23,7 @@ from ui.text import (
     gallery_table,
     marked_script,
     script_anomaly_intro,
+    script_anomaly_missing,
     script_did_not_fail,
     script_gallery_note,
     script_graph_note,
@@ -87,7 +88,7 @@ def blog_script_section(config: Config) -> ExplainedBlog | None:
         st.warning(script_replay_failed(exc))
         return None
     report = explained.report
-    if report.status != "inplace_error":
+    if report.status != "inplace_error" or not explained.marks:
         st.markdown(script_did_not_fail(explained))
         if report.traceback:
             st.code(report.traceback, language="text")
@@ -170,7 +171,7 @@ def script_anomaly_section(explained: ExplainedBlog | None) -> None:
     """3. What anomaly mode says on the blog's script, and what it does not."""
     st.subheader("3. Anomaly trace")
     if explained is None or explained.anomaly_node is None:
-        st.info("Under anomaly mode the blog's script did not fail.")
+        st.info(script_anomaly_missing(explained))
         return
     st.markdown(script_anomaly_intro(explained))
     st.code("\n".join(f'File "{SCRIPT_NAME}", line {f.line}, in {f.function}\n    {f.code}'
