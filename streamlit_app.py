@@ -11,6 +11,7 @@ if __name__ != "__main__":
 
     app = st.App(__file__, lifespan=warm_up)
 else:
+    from ui.decode import decode_section
     from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
     from ui.sidebar import read_config
@@ -28,6 +29,7 @@ else:
     narrow_screen_style()
     st.title("fitlab")
     st.markdown(INTRO)
+    decode_section()
 
     url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
     config = read_config()

@@ -55,11 +55,11 @@ def test_graph_view_shows_the_stale_tensors(failing):
     assert any("`mat2` = `last.weight`" in m.value for m in failing.markdown)
 
 
-def test_anomaly_view_quotes_the_label_line(failing):
-    trace = failing.code[1].value
-    assert 'File "fitlab/data.py"' in trace and "out = teacher(inputs)" in trace
-    assert "module.py" not in trace
-    assert any("the line that computed the labels" in m.value for m in failing.markdown)
+def test_anomaly_view_quotes_the_label_line_of_the_blogs_script(failing):
+    trace = next(c.value for c in failing.code if c.value.startswith('File "blog.py"'))
+    assert "in get_label\n    return net(X).reshape((-1, 1))" in trace
+    assert "fitlab" not in trace and "module.py" not in trace
+    assert any("The same line as *saved here* above." in m.value for m in failing.markdown)
 
 
 def test_fix_gallery_view(failing):
@@ -171,8 +171,8 @@ def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
     monkeypatch.setattr(diagnosis, "run_isolated", dies)
     page = open_page(detach="false")
     assert not page.exception
-    assert any("stopped before it answered" in w.value for w in page.warning)
+    assert any("could not be run in the worker process" in w.value for w in page.warning)
     monkeypatch.setattr(diagnosis, "run_isolated", real)
     page.run()
     assert not page.exception and any("Error detected in AddmmBackward0" in m.value for m in page.markdown)
-    assert not any("stopped before it answered" in w.value for w in page.warning)
+    assert not any("could not be run in the worker process" in w.value for w in page.warning)

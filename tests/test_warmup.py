@@ -17,6 +17,7 @@ from ui.state import run_cache
 @pytest.fixture
 def empty_cache():
     st.cache_resource.clear()
+    st.cache_data.clear()
     yield
     st.cache_resource.clear()
 
@@ -45,3 +46,9 @@ def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(em
     assert default.error is None and default.history.epoch.iloc[-1] == Config().epochs
     assert set(warmup.STUDENT_VIEWS) <= set(vars(default.student_teacher))  # the tab's tables are ready
     assert lesson.error is not None and lesson.error.type == "RuntimeError"
+    from fitlab.isolation import run_isolated
+    from ui.tabs.failure import cached_explained
+
+    monkeypatch.setattr("ui.tabs.failure.run_isolated",
+                        lambda *a, **k: pytest.fail("the lesson's script ran again") or run_isolated(*a, **k))
+    assert cached_explained(Config(detach=False)).report.status == "inplace_error"

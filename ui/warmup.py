@@ -11,7 +11,8 @@ the default run cached. The lesson's run (detach off) and a worker process
 for its anomaly replay (fitlab/isolation.py) are warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
 torch._dynamo, which holds the interpreter, and while the browser still draws
-that page its requests and messages need the interpreter too.
+that page its requests and messages need the interpreter too. Then the
+lesson's script is run in the worker process, which starts it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def warm() -> None:
     # The lesson's anomaly trace runs in a worker process; one is enough to
     # start (each holds about 300 MB), the second starts if two replays meet.
     isolation.warm(1)
+    # The lesson's script through fitlab.explain: starts the worker process
+    # (spawning it imports torch again) and caches the default lesson's report.
+    from ui.tabs.failure import cached_explained
+
+    cached_explained(fitlab.Config(detach=False))
     # The default run's Student vs teacher tables; the first matching of
     # hidden units also imports scipy's solver.
     for view in STUDENT_VIEWS:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab import Config
-from fitlab.failure.anomaly import AnomalyTrace, anomaly_trace
+from fitlab.explain import format_report
 from fitlab.failure.autopsy import Autopsy, autopsy
+from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, explained_blog
 from fitlab.failure.fixes import VARIANTS, FixOutcome, gallery_config, run_variant
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
@@ -23,7 +24,16 @@ from ui.text import (
     error_explanation,
     gallery_messages,
     gallery_table,
-    replay_failed,
+    marked_script,
+    script_anomaly_intro,
+    script_anomaly_missing,
+    script_did_not_fail,
+    script_gallery_note,
+    script_graph_note,
+    script_intro,
+    script_ledger_note,
+    script_replay_failed,
+    script_story,
     vivid_note,
     vivid_table,
     wording_note,
@@ -54,11 +64,11 @@ def cached_autopsy(config: Config) -> Autopsy:
     return heavy("the replay", autopsy, config)
 
 
-@st.cache_data(max_entries=32, show_spinner="Replaying under anomaly mode…")
-def cached_anomaly_trace(config: Config) -> AnomalyTrace | None:
-    """anomaly_trace(config), once per config, in a worker process: anomaly
-    mode is process-wide, and would change other sessions' runs here."""
-    return heavy("the anomaly replay", run_isolated, anomaly_trace, config, timeout=REPLAY_TIMEOUT)
+@st.cache_data(max_entries=32, show_spinner="Running the blog's script…")
+def cached_explained(config: Config) -> ExplainedBlog:
+    """explained_blog(config), once per config, in a worker process: running
+    a script as __main__ and anomaly mode would change other sessions' runs here."""
+    return heavy("the blog's script", run_isolated, explained_blog, config, timeout=REPLAY_TIMEOUT)
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the blog's vivid example…")
@@ -84,22 +94,55 @@ def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:
     return tuple(outcomes)
 
 
+def blog_script_section(config: Config) -> ExplainedBlog | None:
+    """The blog's script with the user's numbers, run in the worker through
+    fitlab.explain: shown with line numbers, the three lines it points at
+    marked, the report and the fix. Returns what ran, for the sections below
+    to point into, or None if the worker could not run it."""
+    st.header("The blog's script, run for real")
+    try:
+        explained = cached_explained(config)
+    except (TimeoutError, WorkerDied) as exc:  # not cached: the next view tries again
+        st.warning(script_replay_failed(exc))
+        return None
+    report = explained.report
+    if report.status != "inplace_error" or not explained.marks:
+        st.markdown(script_did_not_fail(explained))
+        if report.traceback:
+            st.code(report.traceback, language="text")
+        st.code(explained.script, language="python", line_numbers=True, wrap_lines=True)
+        return explained
+    st.markdown(script_intro(explained))
+    st.code(marked_script(explained), language="python", line_numbers=True, wrap_lines=True)
+    st.markdown(script_story(explained))
+    st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints:")
+    st.code(format_report(report), language="text", wrap_lines=True)
+    with st.expander("What the script printed before it failed"):
+        st.code(explained.printed or "(nothing)", language="text")
+    return explained
+
+
+def _script_note(words, explained: ExplainedBlog | None) -> None:
+    text = words(explained) if explained is not None else None
+    if text:
+        st.caption(text)
+
+
 def failure_diagnosis(config: Config) -> None:
-    """Sections 1–5 under the error panel: version ledger, the labels'
-    graph, the anomaly trace, the fix gallery, the blog's vivid example."""
+    """The blog's script, explained; then sections 1–5: version ledger, the
+    labels' graph, the anomaly trace, the fix gallery, the blog's vivid
+    example, each citing the script's lines."""
+    explained = blog_script_section(config)
     st.header("Inside the failure")
     st.caption("Five views of the same failure, each replayed from your settings.")
     found = cached_autopsy(config)
     version_ledger_section(found)
+    _script_note(script_ledger_note, explained)
     graph_section(found)
-    try:
-        trace = cached_anomaly_trace(config)
-    except (TimeoutError, WorkerDied) as exc:  # not cached: the next view tries again
-        st.subheader("3. Anomaly trace")
-        st.warning(replay_failed(exc))
-    else:
-        anomaly_section(trace)
+    _script_note(script_graph_note, explained)
+    script_anomaly_section(explained)
     gallery_section(config)
+    _script_note(script_gallery_note, explained)
     vivid_section(cached_vivid_example(config))
 
 
@@ -148,30 +191,16 @@ def graph_section(found: Autopsy) -> None:
                "go on training on wrong gradients (the gallery runs it).")
 
 
-def anomaly_section(trace: AnomalyTrace | None) -> None:
-    """3. The forward traceback anomaly mode attaches, trimmed."""
+def script_anomaly_section(explained: ExplainedBlog | None) -> None:
+    """3. What anomaly mode says on the blog's script, and what it does not."""
     st.subheader("3. Anomaly trace")
     st.markdown(GRAD_MODE_NOTE)
-    if trace is None:
-        st.info("Under anomaly mode this configuration's backward did not fail.")
+    if explained is None or explained.anomaly_node is None:
+        st.info(script_anomaly_missing(explained))
         return
-    st.markdown(
-        "Anomaly mode records a stack for each node as the forward pass builds it, so it must be "
-        "on **before the teacher's forward pass**. Turned on from the start, torch reports "
-        f"`Error detected in {trace.node}` with this forward traceback (trimmed to the frames "
-        "that help):")
-    st.code("\n".join(f'File "{f.short_file}", line {f.line}, in {f.function}\n    {f.code}'
-                      for f in trace.trimmed), language="text")
-    label = trace.label_frame
-    if label is not None:
-        st.markdown(
-            f"It points at `{label.code}` in `{label.function}` ({label.short_file}, line "
-            f"{label.line}): **the line that computed the labels**, not `loss.backward()` in "
-            "the training loop. That matters: the failing backward only *detects* the stale "
-            "tensor, but the graph that holds it was built, and the weight saved, when the "
-            "labels were made. That line is where the fix goes (`.detach()`).")
-    with st.expander("Torch's message under anomaly mode"):
-        st.code(trace.error, language="text", wrap_lines=True)  # one long line otherwise
+    st.markdown(script_anomaly_intro(explained))
+    st.code("\n".join(f'File "{SCRIPT_NAME}", line {f.line}, in {f.function}\n    {f.code}'
+                      for f in explained.anomaly_frames), language="text")
 
 
 def gallery_section(config: Config) -> None:

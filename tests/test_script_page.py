@@ -1,0 +1,224 @@
+"""The lesson runs the blog's own script through fitlab.explain in a worker process and
+shows it with the saved, written and failed lines marked, for any sidebar setting; the
+other views cite its lines. Expected lines are found in the rendered script's text,
+so they test the recorder's frames, not a copy of them."""
+
+import sys
+
+import pytest
+import torch
+
+from fitlab import Config, train
+from fitlab.explain import decode
+from fitlab.failure.blog_script import blog_script
+from fitlab.failure.explained import SCRIPT_NAME, explained_blog
+from tests.page_helpers import open_page
+
+SCRIPT_HEAD = "# The blog's script"
+LINES = {  # role: (the code the report must point at, the script's line that called it)
+    "saved": ("return net(X).reshape((-1, 1))", "True_label = get_label(net, X)"),
+    "written": ("nn.init.kaiming_normal_(m.weight)", "net.apply(init_weight)"),
+    "failed": ("loss.backward()", "train(net, trainer, Loss, X[:"),
+}
+MARKS = {"saved": "← saved here", "written": "← written here", "failed": "← backward fails here"}
+
+
+def line_of(script: str, code: str) -> int:
+    """The 1-based line of `script` whose code starts with `code`."""
+    hits = [i for i, line in enumerate(script.splitlines(), start=1) if line.strip().startswith(code)]
+    assert len(hits) == 1, (code, hits)
+    return hits[0]
+
+
+def test_explained_blog_finds_the_three_lines_and_restores_the_process():
+    config = Config(detach=False, width=4, shared_repeats=5)
+    argv, main = list(sys.argv), sys.modules["__main__"]
+    explained = explained_blog(config)
+    assert sys.argv == argv and sys.modules["__main__"] is main and not torch.is_anomaly_enabled()
+    script = explained.script
+    assert script == blog_script(config)
+    report = explained.report
+    assert report.status == "inplace_error"
+    assert report.error == train(config).error.message
+    facts = decode(report.error)
+    assert tuple(report.tensor.shape) == facts.shape == (4, 1)
+    for role, (inner, caller) in LINES.items():
+        marks = {m.caller: m.line for m in explained.marks if m.role == role}
+        assert marks == {False: line_of(script, inner), True: line_of(script, caller)}, role
+    assert report.writes[0].op == "aten::normal_" and report.fix.kind == "detach_labels"
+    # Anomaly mode names the forward line that saved the tensor: the report's "saved at".
+    assert explained.anomaly_node == report.tensor.node
+    assert [f.line for f in explained.anomaly_frames] == [m.line for m in explained.marks if m.role == "saved"]
+    assert "0.weight Parameter containing" in explained.printed
+
+
+def test_detached_script_runs_its_first_epoch_only():
+    explained = explained_blog(Config(epochs=50))
+    assert explained.report.status == "finished" and explained.config.epochs == 1
+    assert explained.printed.count("epoch ") == 1 and explained.anomaly_node is None
+
+
+def shown_script(at) -> str:
+    codes = [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
+    assert len(codes) == 1
+    assert codes[0].proto.show_line_numbers
+    return codes[0].value
+
+
+SETTINGS = [
+    dict(),
+    dict(width=7, shared_repeats=0),
+    dict(width=3, shared_repeats=8),
+    dict(tied="false", shared_repeats=3),
+    dict(batch_size=1, seed=9, epochs=2),
+    dict(batch_size=50, lr=0.5, width=12),
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
+    query = {"epochs": 3, **settings, "detach": "false"}
+    at = open_page(timeout=180, **{k: str(v) for k, v in query.items()})
+    assert not at.exception
+    config = Config(detach=False, **{k: (v == "true" if v in ("true", "false") else v)
+                                     for k, v in query.items() if k != "detach"})
+    script = blog_script(config)
+    shown = shown_script(at).splitlines()
+    assert [line.split("  # ←")[0] for line in shown] == script.rstrip("\n").splitlines()
+    for role, (inner, caller) in LINES.items():
+        n = line_of(script, inner)
+        assert shown[n - 1].startswith(script.splitlines()[n - 1]) and MARKS[role] in shown[n - 1], role
+        assert "← " in shown[line_of(script, caller) - 1]
+    marked = [line for line in shown if "# ←" in line]
+    assert len(marked) == 6
+    story = next(m.value for m in at.markdown if m.value.startswith("- **Saved**"))
+    for inner, _ in LINES.values():
+        assert f"line {line_of(script, inner)} (`{inner}" in story
+    anomaly = next(c.value for c in at.code if c.value.startswith(f'File "{SCRIPT_NAME}"'))
+    assert f'line {line_of(script, LINES["saved"][0])}, in get_label' in anomaly
+    captions = " ".join(c.value for c in at.caption)
+    assert f"is after line {line_of(script, 'net.apply(init_weight)')}" in captions
+    assert f"change line {line_of(script, LINES['saved'][0])}" in captions
+    report = next(c.value for c in at.code if c.value.startswith("[torch.FloatTensor"))
+    assert f"{SCRIPT_NAME}:{line_of(script, LINES['written'][0])}" in report and "<string>" not in report
+
+
+def test_the_views_keep_their_order_under_the_script():
+    at = open_page(timeout=180, detach="false", epochs="3")
+    headers = [h.value for h in at.header]
+    assert headers.index("The blog's script, run for real") < headers.index("Inside the failure")
+    assert [s.value for s in at.subheader][:4] == [
+        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
+
+
+# --- Decode your own message --------------------------------------------------
+
+def provoked(make) -> str:
+    """torch's own message for a backward made by `make()`."""
+    with pytest.raises(RuntimeError) as caught:
+        make()
+    return str(caught.value)
+
+
+def relu_output_written():
+    x = torch.randn(4, 4, requires_grad=True)
+    y = torch.relu(x)
+    y.mul_(2)
+    y.sum().backward()
+
+
+def leaf_written():
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    y = (w * x).sum()
+    x.add_(1)
+    y.backward()
+
+
+def decode_page(message: str):
+    at = open_page()
+    at.text_area(key="decode_message").input(message).run()
+    assert not at.exception
+    return at
+
+
+def page_words(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [i.value for i in at.info] + [c.value for c in at.code])
+
+
+def test_decoder_explains_torch_2_13s_own_message():
+    message = train(Config(detach=False)).error.message
+    words = page_words(decode_page(message))
+    assert "`[torch.FloatTensor …]`" in words and "shape `[5, 1]`" in words
+    assert "`nn.Linear(5, 1)`" in words  # the transposed weight's layer
+    assert "What made it: `AsStrided`" in words and "transposed" in words
+    assert "written 1 time since" in words
+    assert "python -m fitlab.explain your_script.py" in words
+    assert "re-initialised or changed in place" in words.split("Likely causes")[1].split("\n")[2]
+
+
+@pytest.mark.parametrize("make,producer,kind_words", [
+    (relu_output_written, "Relu", "activation or elementwise function"),
+    (leaf_written, None, "**leaf**"),
+], ids=["relu", "leaf"])
+def test_decoder_on_provoked_messages(make, producer, kind_words):
+    message = provoked(make)
+    facts = decode(message)
+    assert facts.producer == producer
+    words = page_words(decode_page(message))
+    assert kind_words in words and f"version {facts.version}; expected version {facts.expected_version}" in words
+
+
+def test_decoder_on_older_wordings():
+    from tests.test_explain import BLOG, OLD
+
+    words = page_words(decode_page(BLOG))  # the blog's torch: AsStridedBackward0
+    assert "What made it: `AsStrided`" in words
+    cuda = OLD[3][0]  # CUDA, "is at version 24; expected version 23", no producer
+    words = page_words(decode_page(cuda))
+    assert "on a CUDA GPU" in words and "shape `[1, 512, 4, 4]`" in words
+    assert "written 1 time since" in words and "over and over" in words and "**leaf**" in words
+    words = page_words(decode_page(OLD[1][0]))  # TBackward, the anomaly-mode hint
+    assert "What made it: `T`" in words and "the traceback above it" in words
+
+
+@pytest.mark.parametrize("garbage", [
+    "hello", "CUDA out of memory. Tried to allocate 2.00 MiB", "**bold** <script>alert(1)</script>",
+    "[link](javascript:alert(1)) <img src=x onerror=alert(1)>",
+])
+def test_decoder_garbage_gets_a_plain_answer(garbage):
+    at = decode_page(garbage)
+    assert [i.value for i in at.info] == [at.info[0].value] and at.info[0].value.startswith("That is not this error")
+    assert garbage not in page_words(at)
+
+
+def test_decoder_never_renders_pasted_markup():
+    payload = ("one of the variables needed for gradient computation has been modified by an inplace "
+               "operation: [torch.<b>FloatTensor</b> [5, 1]], which is output 0 of **Bold**, "
+               "<script>alert(1)</script> `code` :red[x]")
+    at = decode_page(payload)
+    words = page_words(at)
+    for bit in ("<b>", "<script", "**Bold**", ":red[", "`code`"):
+        assert bit not in words
+    assert "Likely causes" in words  # still the family's message: the general causes
+    box = at.text_area(key="decode_message")
+    assert box.proto.max_chars == 20_000
+
+
+def test_decoder_is_there_with_detach_on_and_off():
+    for query in ({}, {"detach": "false", "epochs": "2"}):
+        at = open_page(timeout=180, **query)
+        assert [e.label for e in at.expander][0] == "Decode your own error message"
+
+
+def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
+    def too_slow(*args, **kwargs):
+        raise TimeoutError
+
+    monkeypatch.setattr("ui.tabs.failure.run_isolated", too_slow)
+    at = open_page(timeout=180, detach="false", epochs="3")
+    assert not at.exception
+    assert any("took too long" in w.value for w in at.warning)
+    assert any(i.value.startswith("Not shown") for i in at.info)
+    assert not [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
+    assert "4. Fix gallery" in [s.value for s in at.subheader]
