@@ -188,7 +188,7 @@ def test_decoder_on_older_wordings():
 ])
 def test_decoder_garbage_gets_a_plain_answer(garbage):
     at = decode_page(garbage)
-    assert [i.value for i in at.info] == [at.info[0].value] and at.info[0].value.startswith("That is not this error")
+    assert sum(i.value.startswith("That is not this error") for i in at.info) == 1
     assert garbage not in page_words(at)
 
 
