@@ -42,7 +42,7 @@ from typing import Any
 WORKERS = 2
 CALLS_PER_WORKER = 500
 # Imported by each worker as it starts: what the isolated calls need.
-PRELOAD = ("torch", "fitlab.failure.anomaly", "fitlab.failure.explained")
+PRELOAD = ("torch", "fitlab.failure.explained")
 DEFAULT_TIMEOUT = 120.0
 _ROOT = Path(__file__).resolve().parents[1]  # where `fitlab` is importable from
 _HEADER = struct.Struct("!Q")  # each message: its length, then a pickle

@@ -3,7 +3,6 @@ ledger, the labels' graph, the anomaly trace, the fix gallery, tied gradients.""
 
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ from fitlab.blog import setup
 from fitlab.budget import BUDGET_SECONDS, OverBudget, estimated_seconds, walked_graph_seconds
 from fitlab.charts import tying_curves
 from fitlab.data import attached_labels, draw_inputs, make_labels
-from fitlab.failure.anomaly import anomaly_trace, parse_anomaly_warning
+from fitlab.failure.anomaly import parse_anomaly_warning
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import (
     VARIANTS,
@@ -140,26 +139,7 @@ def test_raw_saved_reads_what_saved_would_refuse():
     assert torch.equal(addmm._raw_saved_mat2.data, teacher.last.weight.t())
 
 
-# --- 3. anomaly trace --------------------------------------------------------
-
-def test_anomaly_trace_points_at_the_label_line():
-    config = Config(detach=False, width=7)
-    trace = anomaly_trace(config)
-    assert not torch.is_anomaly_enabled()
-    assert trace.node == "AddmmBackward0"
-    data_py = (Path(__file__).resolve().parents[1] / "fitlab" / "data.py").read_text().splitlines()
-    label = trace.label_frame
-    assert label.code == data_py[label.line - 1].strip() == "out = teacher(inputs)"
-    assert label.function == "make_labels"
-    trimmed = trace.trimmed
-    assert trimmed[0].short_file.startswith("fitlab/") and trimmed[0].short_file != "fitlab/anomaly.py"
-    assert label in trimmed and len(trimmed) < len(trace.frames)
-    assert not any(f.short_file.endswith("module.py") for f in trimmed)
-    assert trimmed[-1].short_file == "torch/nn/modules/linear.py" and "F.linear" in trimmed[-1].code
-    # the same error, with anomaly mode's own hint
-    plain = train(config).error.message
-    assert trace.error.split(" Hint:")[0] == plain.split(" Hint:")[0]
-
+# --- 3. anomaly trace (on the blog's script: tests/test_script_page.py) ---------------
 
 def test_parse_anomaly_warning_ignores_other_warnings():
     assert parse_anomaly_warning("Anomaly Detection has been enabled.") is None

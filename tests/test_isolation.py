@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from fitlab import Config, train
-from fitlab.failure.anomaly import anomaly_trace
+from fitlab.failure.explained import explained_blog
 from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.isolated_calls import anomaly_enabled, die, pid_after
@@ -53,12 +53,16 @@ def pool():
     workers.close()
 
 
+def seen(explained) -> tuple:
+    """What the page shows of an explained run (the script's temporary path aside)."""
+    return (explained.anomaly_node, [(f.line, f.function, f.code) for f in explained.anomaly_frames],
+            explained.marks, explained.report.error, explained.script)
+
+
 def test_an_isolated_call_returns_by_value_in_another_process(pool):
     config = Config(detach=False, width=7)
-    trace, here = pool.run(anomaly_trace, config), anomaly_trace(config)
-    # What the page shows is the same as run here; only the callers' frames differ.
-    assert (trace.node, trace.trimmed, trace.label_frame, trace.error) == (
-        here.node, here.trimmed, here.label_frame, here.error)
+    there, here = pool.run(explained_blog, config), explained_blog(config)
+    assert seen(there) == seen(here) and there.anomaly_node == "AddmmBackward0"
     assert pool.run(pid_after, 0) != os.getpid()
     assert not pool.run(anomaly_enabled)  # the replay switched it off behind itself
     with pytest.raises(ValueError, match="width=-1 is out of range"):
@@ -74,7 +78,7 @@ def test_a_worker_that_dies_is_replaced():
         assert pool.pids() == []  # the dead one is reaped and forgotten
         second = pool.run(pid_after, 0)
         assert second != first and pool.pids() == [second]
-        assert pool.run(anomaly_trace, Config(detach=False)) is not None
+        assert pool.run(explained_blog, Config(detach=False)).anomaly_node is not None
     finally:
         pool.close()
 
@@ -147,14 +151,14 @@ def _trainers(threads: int = 2) -> tuple[float, list]:
 def test_the_anomaly_replay_leaks_into_no_other_threads_run():
     replayed = Config(detach=False, width=7)
     alone = {c: train(c) for c in FAILING + TRAINING}
-    expected_trace = run_isolated(anomaly_trace, replayed)  # also warms a worker
+    expected_trace = seen(run_isolated(explained_blog, replayed))  # also warms a worker
     control_before, _ = _trainers()
 
     traces, stop = [], threading.Event()
 
     def replay_loop():
         while not stop.is_set():
-            traces.append(run_isolated(anomaly_trace, replayed))
+            traces.append(seen(run_isolated(explained_blog, replayed)))
 
     looping = threading.Thread(target=replay_loop)
     looping.start()

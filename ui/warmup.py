@@ -8,7 +8,7 @@ page's imports, then the default run into the run cache. The server answers at
 once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
 the default run cached. The lesson's run (detach off) and a worker process
-for its anomaly replay (fitlab/isolation.py) are warmed too, a few
+for its script (fitlab/isolation.py) are warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
 torch._dynamo, which holds the interpreter, and while the browser still draws
 that page its requests and messages need the interpreter too. Then the
@@ -55,11 +55,10 @@ def warm() -> None:
     _page_ran.wait()
     time.sleep(LESSON_AFTER_PAGE_SECONDS)  # the browser is drawing that page
     run_cache().get(fitlab.Config(detach=False), fitlab.train)
-    # The lesson's anomaly trace runs in a worker process; one is enough to
-    # start (each holds about 300 MB), the second starts if two replays meet.
+    # The lesson's script runs in a worker process; one is enough to start
+    # (each holds its own torch), the second starts if two replays meet.
     isolation.warm(1)
-    # The lesson's script through fitlab.explain: starts the worker process
-    # (spawning it imports torch again) and caches the default lesson's report.
+    # The default lesson's script through fitlab.explain, into the cache.
     from ui.tabs.failure import cached_explained
 
     cached_explained(fitlab.Config(detach=False))

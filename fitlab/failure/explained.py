@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from fitlab.config import Config
-from fitlab.explain import Frame, Report, run_script
+from fitlab.explain import Report, run_script
 from fitlab.failure.anomaly import parse_anomaly_warning
 from fitlab.failure.blog_script import blog_script
 
@@ -116,8 +116,7 @@ def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
         parsed = parse_anomaly_warning(str(warning.message))
         if parsed is not None:
             node, frames = parsed
-            return node, tuple(Frame(f.file, f.line, f.function, f.code) for f in frames
-                               if os.path.realpath(f.file) == target)
+            return node, tuple(f for f in frames if os.path.realpath(f.file) == target)
     return None, ()
 
 
