@@ -152,3 +152,14 @@ def test_the_default_page_shows_r_squared_and_the_warning(default_run):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Test R²"] == f"{default_run.baseline.r_squared(default_run.history.test_loss.iloc[-1], 'test'):.2f}"
     assert any("worse than a constant" in i.value for i in at.info)
+
+
+def test_the_advice_follows_what_the_student_failed_at():
+    underfit = train(Config())  # worse than the constant on its own training rows too
+    assert underfit.history.train_loss.iloc[-1] > underfit.baseline.train_mse
+    assert "Advanced › Epochs" in fit_note(underfit)[0]
+    overfit = train(Config(epochs=500))  # better on the training rows, worse on the test rows
+    last = overfit.history.iloc[-1]
+    assert last.train_loss < overfit.baseline.train_mse and last.test_loss > overfit.baseline.test_mse
+    note, worse = fit_note(overfit)
+    assert worse and "Advanced › Training rows" in note and "Advanced › Epochs" not in note

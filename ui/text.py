@@ -197,13 +197,20 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
         return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
     fall = run.history.train_loss.iloc[0] / last.train_loss if last.train_loss > 0 else math.inf
     fell = f"{fall:,.0f}" if fall >= 10 else f"{fall:.2g}"
-    train_side = ("worse there too" if last.train_loss > base.train_mse else "better there")
+    underfit = last.train_loss > base.train_mse
+    train_side = "worse there too" if underfit else "better there"
+    if underfit:
+        helps = ("It has not yet fitted even its own training rows: more epochs (Advanced › Epochs), "
+                 "or a larger learning rate while training stays stable, let it go further.")
+    else:
+        helps = (f"It fits its {run.config.n_train} training rows better than the constant but not the "
+                 f"test rows: {len(run.student_params)} weights have many ways to fit few rows. More "
+                 "training rows (Advanced › Training rows) constrain it more.")
     return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
             f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
             f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
             f"Its train loss fell {fell}-fold, which says it improved on its random start, not that "
-            "it fits. What usually helps: more epochs (Advanced › Epochs), or a larger "
-            "learning rate while training stays stable.", True)
+            f"it fits. {helps}", True)
 
 
 def divergence_note(run: Run) -> str | None:
