@@ -86,7 +86,7 @@ def error_explanation(run: Run, found: Autopsy) -> str:
     message = run.error.message
     versions = _VERSIONS.search(message)
     shape = _SHAPE.search(message)
-    tensor = f"the `{shape.group(1)}` tensor torch names" if shape else "the tensor torch names"
+    tensor = f"The `{shape.group(1)}` tensor torch names" if shape else "The tensor torch names"
     if versions:
         now, saved = versions.groups()
         moved = f"It was saved at version {saved} and is now at version {now}."
