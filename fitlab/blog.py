@@ -4,7 +4,7 @@ figure, also written once.
 
 Every run, replay and variant of fitlab starts here, so every one draws the
 same numbers in the same order as the blog's script does with
-`torch.manual_seed(seed)`: the shared layer, the first layer, the last, X,
+`torch.manual_seed` set to the seed: the shared layer, the first layer, the last, X,
 then the student's re-initialisation.
 """
 
