@@ -55,3 +55,12 @@ def test_comparison_views(tall_page, server):
     expect(page.get_by_text("Loss on the straight line to the teacher")).to_be_visible()
     page.get_by_role("tabpanel", name="Student vs teacher").screenshot(
         path=str(DOCS / "student-vs-teacher.png"))
+
+
+def test_watch_it_learn(tall_page, server):
+    page = tall_page
+    open_page(page, server)
+    watch = page.locator(".st-key-watch_chart")
+    page.locator('.st-key-watch_chart input[type="range"]').fill("20")
+    expect(watch.locator("svg.marks").first).to_contain_text("Epoch 20 of 100")
+    watch.screenshot(path=str(DOCS / "watch-it-learn.png"))
