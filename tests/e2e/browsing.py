@@ -4,6 +4,7 @@ never a fixed sleep."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -99,3 +100,14 @@ def expect(locator):
     return playwright_expect(locator)
 
 
+@contextlib.contextmanager
+def browser_page(browser, timeout_ms: int = 90_000, **context_options):
+    """A page in a fresh browser context (`context_options`: viewport and
+    the like), closed afterwards."""
+    context = browser.new_context(**context_options)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        yield page
+    finally:
+        context.close()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from .browsing import browser_page
 from .serverlog import ServerLog, log_problems
 from .timings import record
 
@@ -137,11 +138,8 @@ def browser(browser_available):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page = context.new_page()
-    page.set_default_timeout(90_000)
-    yield page
-    context.close()
+    with browser_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True) as page:
+        yield page
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -19,6 +19,7 @@ from .browsing import (
     CHART,
     DRAWN_CHART,
     TABLE,
+    browser_page,
     click_detach,
     expect,
     open_page,
@@ -148,12 +149,9 @@ HOSTILE = ("/?width=%60%0A%0A---%0A%0A%2A%2ARuntimeError%3A%20your%20session%20e
 @pytest.mark.parametrize("viewport", [{"width": 1400, "height": 1000}, {"width": 390, "height": 844}],
                          ids=["desktop", "phone"])
 def test_text_from_the_url_is_inert_and_seen_on_a_phone(browser, server, viewport):
-    context = browser.new_context(viewport=viewport)
-    page = context.new_page()
-    page.set_default_timeout(90_000)
-    requested = []
-    page.on("request", lambda request: requested.append(request.url))
-    try:
+    with browser_page(browser, viewport=viewport) as page:
+        requested = []
+        page.on("request", lambda request: requested.append(request.url))
         open_page(page, server + HOSTILE)
         warning = page.locator(URL_WARNING)
         expect(warning).to_be_visible()  # in the main area: no sidebar to open first
@@ -166,8 +164,6 @@ def test_text_from_the_url_is_inert_and_seen_on_a_phone(browser, server, viewpor
         assert not [url for url in requested if urlsplit(url).netloc in ("127.0.0.1:9", "evil.example")]
         assert page.locator('[data-testid="stException"]').count() == 0
         expect(page).to_have_url(f"{server}/")  # nothing of it was a setting
-    finally:
-        context.close()
 
 
 def test_a_diverging_run_says_so_and_charts_the_finite_part(page, server):

@@ -7,16 +7,14 @@ import pytest
 
 from fitlab import Config, train
 
-from .browsing import expect, open_page, wait_idle
+from .browsing import browser_page, expect, open_page, wait_idle
 
 
 @pytest.fixture
 def phone(browser):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    yield page
-    context.close()
+    # Longer than the suite's default: the lesson's first page spawns the worker.
+    with browser_page(browser, timeout_ms=120_000, viewport={"width": 390, "height": 844}) as page:
+        yield page
 
 
 def test_lesson_shows_the_marked_script_at_phone_width(phone, server):

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from .browsing import expect, open_page, rerun_after
+from .browsing import browser_page, expect, open_page, rerun_after
 
 # The drawn size of the plot itself (its y grid), and the legend's entries,
 # of the Vega chart in the open tab.
@@ -89,11 +89,8 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture
 def phone(browser):
     """A page the size of a phone's screen, touch and all."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    page.set_default_timeout(90_000)
-    yield page
-    context.close()
+    with browser_page(browser, viewport=PHONE, is_mobile=True, has_touch=True) as page:
+        yield page
 
 
 def within_the_screen(locator) -> None:

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from .browsing import CHART, DOCS, expect, open_page, rerun_after, toggle_detach
+from .browsing import CHART, DOCS, browser_page, expect, open_page, rerun_after, toggle_detach
 
 pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
                                 reason="set FITLAB_SCREENSHOTS=1 to retake the README's pictures")
@@ -21,11 +21,8 @@ pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
 def tall_page(browser):
     """A page tall enough that nothing scrolls: Streamlit scrolls an inner
     container, which element screenshots do not follow."""
-    context = browser.new_context(viewport={"width": 1400, "height": 4000})
-    page = context.new_page()
-    page.set_default_timeout(90_000)
-    yield page
-    context.close()
+    with browser_page(browser, viewport={"width": 1400, "height": 4000}) as page:
+        yield page
 
 
 def test_default_page_and_error_panel(page, server):
