@@ -11,7 +11,7 @@ import pandas as pd
 
 from fitlab.blog import BLOG_ERROR_MESSAGE
 from fitlab.budget import OverBudget
-from fitlab.explain import Decoded
+from fitlab.explain import Decoded, decode
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, Mark
 from fitlab.failure.fixes import BLOG, DETACH, FixOutcome, gradient_gap
@@ -19,9 +19,6 @@ from fitlab.failure.graph import named_in_error
 from fitlab.failure.vivid import NETS, VividCase
 from fitlab.jobs import Place, ServerBusy
 from fitlab.run import Run
-
-_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
-_SHAPE = re.compile(r"\[torch\.\w+ (\[[\d, ]*\])\]")
 
 FIX_CODE = """\
 labels = net(X).detach().reshape((-1, 1))   # cut the labels off the teacher's graph
@@ -83,13 +80,12 @@ def error_explanation(run: Run, found: Autopsy) -> str:
     message for the shape and the two version numbers, and the replay
     (`found`, fitlab.failure.autopsy) for what was saved and how the saved
     view's history changed."""
-    message = run.error.message
-    versions = _VERSIONS.search(message)
-    shape = _SHAPE.search(message)
-    tensor = f"The `{shape.group(1)}` tensor torch names" if shape else "The tensor torch names"
-    if versions:
-        now, saved = versions.groups()
-        moved = f"It was saved at version {saved} and is now at version {now}."
+    facts = decode(run.error.message)
+    shape = facts.shape if facts is not None else None
+    tensor = f"The `{list(shape)}` tensor torch names" if shape is not None else "The tensor torch names"
+    if facts is not None and facts.version is not None and facts.expected_version is not None:
+        moved = (f"It was saved at version {facts.expected_version} and is now at version "
+                 f"{facts.version}.")
     else:
         moved = "Its version counter moved on after it was saved."
     ledger = found.ledger
