@@ -11,10 +11,11 @@ the first backward freed; only with retain_graph=True would it train on.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import torch
+
+from fitlab.explain.decode import decode
 
 _RAW = "_raw_saved_"
 STALE_COLOUR = "#d62728"
@@ -207,16 +208,11 @@ def _versions(t: SavedTensor) -> str:
     return f"{_shape(t.shape)}  now v{t.version}, saved v{t.saved_version}"
 
 
-_NAMED = re.compile(r"\[torch\.\w+ \[([\d, ]*)\]\].*is at version (\d+); expected version (\d+)")
-
-
 def named_in_error(graph: LabelGraph, message: str) -> SavedTensor | None:
     """The stale saved tensor torch's message describes: same shape, same
     current and expected versions (the first such in the walk), or None."""
-    found = _NAMED.search(message)
-    if found is None:
+    facts = decode(message)
+    if facts is None or None in (facts.shape, facts.version, facts.expected_version):
         return None
-    shape = tuple(int(d) for d in found.group(1).split(",") if d.strip())
-    now, expected = int(found.group(2)), int(found.group(3))
-    return next((s for s in graph.stale
-                 if (s.shape, s.version, s.saved_version) == (shape, now, expected)), None)
+    wanted = (tuple(facts.shape), facts.version, facts.expected_version)
+    return next((s for s in graph.stale if (s.shape, s.version, s.saved_version) == wanted), None)
