@@ -11,7 +11,9 @@ worker), never in a server that serves other sessions.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import linecache
 import os
 import runpy
 import tempfile
@@ -111,6 +113,7 @@ def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
                 runpy.run_path(path, run_name="__main__")
             except RuntimeError:
                 pass  # the error itself is the plain run's; here only the warning counts
+    _release_parent_links()
     target = os.path.realpath(path)
     for warning in caught:
         parsed = parse_anomaly_warning(str(warning.message))
@@ -118,6 +121,24 @@ def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
             node, frames = parsed
             return node, tuple(f for f in frames if os.path.realpath(f.file) == target)
     return None, ()
+
+
+def _release_parent_links() -> None:
+    """Break the cycles anomaly mode leaves behind when backward() fails.
+
+    Under anomaly mode, a node made during backward() keeps the node running
+    then in its metadata (`parent_`). The failing backward() makes one: its
+    message names the saved `weight.t()`'s grad_fn, regenerated as
+    AsStridedBackward0 after the in-place write, whose parent is the
+    AddmmBackward0 that saved the view. That node keeps the view, the view
+    its grad_fn, the grad_fn its parent: a cycle through C++ that Python's
+    garbage collector cannot see, so every replay left its net, inputs and
+    graph alive (about 1.8 MB a call at width 256, tests/lib/test_workers.py).
+    Anomaly mode reads the link only to print a failure in that node, which
+    has been printed; without it the cycle is freed."""
+    for obj in gc.get_objects():
+        if type(obj) is dict and isinstance(obj.get("parent_"), torch.autograd.graph.Node):
+            del obj["parent_"]
 
 
 def explained_blog(config: Config) -> ExplainedBlog:
@@ -137,4 +158,7 @@ def explained_blog(config: Config) -> ExplainedBlog:
         with contextlib.redirect_stdout(io.StringIO()):
             node, frames = _under_anomaly_mode(path)
         marks = script_marks(report, path)
+    # The tracebacks that quoted the script cached its lines under its
+    # temporary path, one more entry every call: they go with the file.
+    linecache.checkcache(path)
     return ExplainedBlog(runs, script, report, marks, printed.getvalue()[:MAX_PRINTED], node, frames)
