@@ -134,7 +134,7 @@ def test_concurrent_requests_for_one_config_train_once():
 
 
 def test_parameter_matrix_shows_each_layer_as_its_matrix(run):
-    from fitlab.tables import parameter_matrix
+    from fitlab.weights import parameter_matrix
 
     matrix = parameter_matrix(run.student_params)
     assert list(matrix.columns) == [f"in {c}" for c in range(10)] + ["bias"]

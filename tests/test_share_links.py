@@ -3,7 +3,7 @@
 import pytest
 
 from fitlab import Config, train
-from fitlab.tables import parameter_matrix
+from fitlab.weights import parameter_matrix
 from tests.page_helpers import loss_charts
 from tests.page_helpers import open_page as open_link
 from ui.share import url_problems

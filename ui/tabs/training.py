@@ -9,7 +9,8 @@ import streamlit as st
 
 from fitlab.charts import loss_chart
 from fitlab.run import Run
-from fitlab.tables import history_csv, history_file_name, padding_mask, parameter_matrix
+from fitlab.tables import history_csv, history_file_name
+from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import draw
 from ui.tabs.watch import watch_section
 from ui.text import (
