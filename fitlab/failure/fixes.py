@@ -271,10 +271,13 @@ def verdict(outcome: FixOutcome, blog: FixOutcome, detached: FixOutcome) -> Verd
     return Verdict(Judgement.NO_FIX, tuple(catches), failure, gap)
 
 
-def verdicts(outcomes: tuple[FixOutcome, ...]) -> tuple[Verdict, ...]:
-    """The verdict on each outcome of a gallery, judged against its BLOG and
-    DETACH outcomes."""
+def references(outcomes: tuple[FixOutcome, ...]) -> tuple[FixOutcome, FixOutcome]:
+    """A gallery's BLOG and DETACH outcomes, the two every verdict is judged against."""
     # By value: outcomes that went through a cache hold unpickled copies of the variants.
-    blog = next(o for o in outcomes if o.variant == BLOG)
-    detached = next(o for o in outcomes if o.variant == DETACH)
+    return (next(o for o in outcomes if o.variant == BLOG), next(o for o in outcomes if o.variant == DETACH))
+
+
+def verdicts(outcomes: tuple[FixOutcome, ...]) -> tuple[Verdict, ...]:
+    """The verdict on each outcome of a gallery, judged against its references."""
+    blog, detached = references(outcomes)
     return tuple(verdict(o, blog, detached) for o in outcomes)

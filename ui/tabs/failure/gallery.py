@@ -10,8 +10,6 @@ import streamlit as st
 from fitlab import Config
 from fitlab.failure.explained import ExplainedBlog
 from fitlab.failure.fixes import (
-    BLOG,
-    DETACH,
     VARIANTS,
     Catch,
     Failure,
@@ -19,6 +17,7 @@ from fitlab.failure.fixes import (
     Judgement,
     Verdict,
     gallery_config,
+    references,
     run_variant,
     verdicts,
 )
@@ -137,9 +136,7 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
 
 def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     """variant, code change, outcome, verdict: one row per outcome."""
-    # By value: outcomes that went through a cache hold unpickled copies of the variants.
-    blog = next(o for o in outcomes if o.variant == BLOG)
-    detached = next(o for o in outcomes if o.variant == DETACH)
+    blog, detached = references(outcomes)
     return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
                           "outcome": outcome_text(o, blog), "verdict": verdict_text(v, o, detached)}
                          for o, v in zip(outcomes, verdicts(outcomes))])
