@@ -13,7 +13,8 @@ from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
 from fitlab.failure.autopsy import autopsy
 from fitlab.tables import history_csv
-from ui.text import blog_figure_note, error_explanation
+from ui.tabs.failure.lesson import error_explanation
+from ui.tabs.training import blog_figure_note
 
 
 @pytest.fixture(scope="module")
