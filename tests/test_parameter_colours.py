@@ -8,7 +8,7 @@ import numpy as np
 
 from fitlab import Config, train
 from fitlab.charts import DIVERGING_ENDS, diverging_tint
-from fitlab.tables import padding_mask, parameter_matrix
+from fitlab.weights import padding_mask, parameter_matrix
 from ui.tabs.training import _styled_matrix
 
 
