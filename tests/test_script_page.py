@@ -10,6 +10,7 @@ import torch
 
 from fitlab import Config, train
 from fitlab.explain import decode
+from fitlab.explain.decode import MAX_CHARS
 from fitlab.failure.blog_script import blog_script
 from fitlab.failure.explained import SCRIPT_NAME, explained_blog
 from tests.page_helpers import open_page
@@ -202,7 +203,7 @@ def test_decoder_never_renders_pasted_markup():
         assert bit not in words
     assert "Likely causes" in words  # still the family's message: the general causes
     box = at.text_area(key="decode_message")
-    assert box.proto.max_chars == 20_000
+    assert box.proto.max_chars == MAX_CHARS + 1  # one more than is read: a longer paste is told
 
 
 def test_decoder_is_there_with_detach_on_and_off():

@@ -14,6 +14,10 @@ KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
 
+TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
+            "beginning was searched. If the error is further down, paste the part around its "
+            "`RuntimeError:` line.")
+
 NOT_THIS_ERROR = (
     "That is not this error. This box explains torch's *\"one of the variables needed for gradient "
     "computation has been modified by an inplace operation\"*; paste that message (the whole "
@@ -123,14 +127,20 @@ def decode_section() -> None:
     with st.expander("Decode your own error message"):
         message = st.text_area(
             "Paste a \"modified by an inplace operation\" error (any torch version's wording)",
-            key=KEY, max_chars=MAX_CHARS, height=110,
+            # One character more than is read: a longer paste, cut by the
+            # browser, is told apart from one that fits.
+            key=KEY, max_chars=MAX_CHARS + 1, height=110,
             placeholder="RuntimeError: one of the variables needed for gradient computation has been "
                         "modified by an inplace operation: [torch.FloatTensor [5, 1]], …")
         if not message.strip():
             return
+        too_long = len(message) > MAX_CHARS
+        if too_long:
+            st.warning(TOO_LONG)
         decoded = decode(message)
         if decoded is None:
-            st.info(NOT_THIS_ERROR)
+            if not too_long:
+                st.info(NOT_THIS_ERROR)
             return
         st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
         st.markdown("**Likely causes**, most likely first:\n\n" +

@@ -117,5 +117,6 @@ def read_config() -> Config | None:
         st.error(over_budget_message(refused))
         return None
     except ValueError as exc:
-        st.error(f"These settings cannot run: {exc}")
+        st.error("These settings cannot run:")
+        st.text(str(exc))  # it quotes the values: text, never markdown
         return None

@@ -11,14 +11,17 @@ carries its widgets' values over while it is closed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
 from fitlab import Config
+from fitlab.budget import estimated_seconds
 from fitlab.cache import RunCache
-from fitlab.jobs import JobGate, Place, ServerBusy
+from fitlab.jobs import JobGate, Place, Replaced, ServerBusy
 from fitlab.run import Run
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
@@ -55,13 +58,14 @@ def server_busy(what: str, busy: ServerBusy) -> str:
             "waiting. Try again in a minute; your settings stay in the address bar.")
 
 
-def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
+def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
     """func(*args, **kwargs) as one of the server's few heavy jobs at once
-    (training, a sweep, a fix, a replay): while it waits for a slot, the page
-    says so and gives its place in line, `what` naming the job ("the
-    training"). If the line is full the page says the server is busy and
-    this run of the page stops there. Never nest it: a job holding a slot
-    that waits for another could wait for ever."""
+    (training, a sweep, a fix, a replay), `estimate` its expected seconds
+    (fitlab.budget): while it waits for a slot, the page says so and gives
+    its place in line, `what` naming the job ("the training"). A session has
+    one job in line: a newer one takes its place. If the line is full the
+    page says the server is busy and this run of the page stops there. Never
+    nest it: a job holding a slot that waits for another could wait for ever."""
     note = None
 
     def waiting(place) -> None:
@@ -69,14 +73,24 @@ def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
         note = note or st.empty()
         note.info(waiting_in_line(what, place, HEAVY_AT_ONCE), icon="⏳")
 
+    ctx = get_script_run_ctx()
     try:
-        with job_gate().slot(on_wait=waiting):
+        with job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
+                             estimate=estimate):
             if note is not None:
                 note.empty()
             return func(*args, **kwargs)
     except ServerBusy as busy:
         st.warning(server_busy(what, busy))
         st.stop()
+    except Replaced:  # this session asked for something newer, which waits in its place
+        st.stop()
+
+
+def replay_seconds(config: Config) -> float:
+    """The expected seconds of a replay of the lesson's run: it fails at its
+    first backward(), so one epoch's worth at most."""
+    return estimated_seconds(replace(config, epochs=1))
 
 
 def run_with_progress(config: Config) -> Run:
@@ -91,7 +105,8 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress))
+    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
+                                                  estimate=estimated_seconds(c)))
     bar.empty()
     return run
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MAX_CHARS = 20_000
+# Characters of a pasted text searched for the message: a whole log (about
+# 1 MB), in which the message may be anywhere.
+MAX_CHARS = 1_000_000
 
 _CORE = re.compile(r"needed for gradient computation has been modified by an inplace operation")
 # Each part is anchored on literal text and uses bounded, non-nested repetition, so a

@@ -9,7 +9,7 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
-from fitlab.budget import OverBudget, check_sweep
+from fitlab.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, grid, parse_axis
 from ui.sidebar import WIDTHS
@@ -70,10 +70,11 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
             raise ValueError(f"width {off_slider[0]} is not one of the {FIELD_LABELS['width']} slider's stops "
                              "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
-        check_sweep(grid(config, **axes))
+        cells = grid(config, **axes)
+        check_sweep(cells)
         bar = st.progress(0, text="Sweeping")
         results = heavy("the sweep", fitlab.sweep, config, progress=lambda done, total: bar.progress(
-            done / total, text=f"Sweeping: epoch {done} of {total}"), **axes)
+            done / total, text=f"Sweeping: epoch {done} of {total}"), estimate=sweep_seconds(cells), **axes)
         bar.empty()
     except OverBudget as refused:
         st.session_state.pop("sweep_result", None)
@@ -81,7 +82,9 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         return
     except ValueError as exc:
         st.session_state.pop("sweep_result", None)
-        st.error(f"This sweep cannot run: {exc}")
+        # The reason quotes what was typed: shown as text, never as markdown.
+        st.error("This sweep cannot run:")
+        st.text(str(exc))
         return
     st.session_state["sweep_result"] = (config, x, y, final_losses(results, [x, y]))
 

@@ -19,6 +19,7 @@ from fitlab.failure.fixes import (
     gallery_config,
     references,
     run_variant,
+    variant_seconds,
     verdicts,
 )
 from ui.phone import stacked_table_style
@@ -52,7 +53,8 @@ def gallery_section(config: Config) -> None:
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
 def cached_outcome(config: Config, variant: int) -> FixOutcome:
     """run_variant(config, VARIANTS[variant]), once per config and variant."""
-    return heavy("the fix gallery", run_variant, config, VARIANTS[variant])
+    return heavy("the fix gallery", run_variant, config, VARIANTS[variant],
+                 estimate=variant_seconds(config, VARIANTS[variant]))
 
 
 def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:

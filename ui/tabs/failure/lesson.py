@@ -11,7 +11,7 @@ from fitlab.explain import decode
 from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.graph import named_in_error
 from fitlab.run import Run
-from ui.state import heavy
+from ui.state import heavy, replay_seconds
 from ui.words import FIELD_LABELS
 
 FIX_CODE = """\
@@ -41,7 +41,7 @@ def error_panel(run: Run) -> None:
 @st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
 def cached_autopsy(config: Config) -> Autopsy:
     """autopsy(config), once per config."""
-    return heavy("the replay", autopsy, config)
+    return heavy("the replay", autopsy, config, estimate=replay_seconds(config))
 
 
 def wording_note(message: str, torch_version: str) -> str | None:

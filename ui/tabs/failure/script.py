@@ -10,7 +10,7 @@ from fitlab import Config
 from fitlab.explain import format_report
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, Mark, explained_blog
 from fitlab.isolation import WorkerDied, run_isolated
-from ui.state import heavy
+from ui.state import heavy, replay_seconds
 
 # Seconds the anomaly replay may take in its worker: one forward and backward
 # pass, well under a second at the page's largest settings.
@@ -21,7 +21,8 @@ REPLAY_TIMEOUT = 60
 def cached_explained(config: Config) -> ExplainedBlog:
     """explained_blog(config), once per config, in a worker process: running
     a script as __main__ and anomaly mode would change other sessions' runs here."""
-    return heavy("the blog's script", run_isolated, explained_blog, config, timeout=REPLAY_TIMEOUT)
+    return heavy("the blog's script", run_isolated, explained_blog, config, timeout=REPLAY_TIMEOUT,
+                 estimate=2 * replay_seconds(config))  # run plainly, then under anomaly mode
 
 
 def blog_script_section(config: Config) -> ExplainedBlog | None:
