@@ -15,7 +15,10 @@ the next slot goes to the waiting job with the highest response ratio,
 (fitlab.budget's cost model): a 0.1 s run that arrives behind a 6 s one that
 has waited 30 s starts after about 0.5 s, and every job's ratio grows while
 it waits, so each is eventually first. Jobs of equal estimate go in arrival
-order. A session has at most one job in line: a new one from the same
+order. A full line turns a newcomer away, unless it is smaller than the
+biggest job waiting: then that one is turned away (`ServerBusy`) in its
+stead, so a crowd of big jobs cannot keep a small one out either. A session
+has at most one job in line: a new one from the same
 `owner` takes the place (and the waited time) of its waiting one, which
 leaves the line with `Replaced`; so does one that joins within
 `REJOIN_SECONDS` of its owner's wait being cut short (Streamlit stops a
@@ -70,6 +73,7 @@ class _Ticket:
     since: float  # when its owner's job first joined the line (kept by a replacement)
     order: int  # arrival, breaking ties
     replaced: bool = False
+    turned_away: bool = False  # by a smaller newcomer to a full line
 
     def ratio(self, now: float) -> float:
         return (now - self.since + self.estimate) / self.estimate
@@ -111,7 +115,8 @@ class JobGate:
         expected seconds. `on_wait(place)` is called (outside the gate's
         lock, in the waiting thread) as the job joins the line, each time
         its place changes and at least every `refresh` seconds. Raises
-        ServerBusy if the line is full, Replaced if a newer job of the same
+        ServerBusy if the line is full (at once, or later for a big job a
+        smaller newcomer displaced), Replaced if a newer job of the same
         owner took its place. A wait cut short by an exception (from
         on_wait, say) leaves the line cleanly."""
         ticket = self._join(owner, max(float(estimate), SHORTEST_ESTIMATE))
@@ -139,7 +144,11 @@ class JobGate:
                 return None
             earlier = next((t for t in self._line if owner is not None and t.owner == owner), None)
             if earlier is None and len(self._line) >= self.max_waiting:
-                raise ServerBusy(len(self._line))
+                biggest = max(self._line, key=lambda t: (t.estimate, t.order), default=None)
+                if biggest is None or biggest.estimate <= estimate:
+                    raise ServerBusy(len(self._line))
+                biggest.turned_away = True
+                self._line.remove(biggest)
             self._left = {o: (since, at) for o, (since, at) in self._left.items() if now - at < REJOIN_SECONDS}
             since = earlier.since if earlier is not None else self._left.pop(owner, (now, now))[0]
             ticket = _Ticket(owner, estimate, since, next(self._arrivals))
@@ -162,6 +171,8 @@ class JobGate:
                     while True:
                         if ticket.replaced:
                             raise Replaced("a newer job of the same owner took its place in line")
+                        if ticket.turned_away:
+                            raise ServerBusy(len(self._line))
                         now = time.monotonic()
                         ahead = self._ahead(ticket, now)
                         if ahead == 0 and self._running < self.slots:

@@ -132,3 +132,29 @@ def test_a_waiting_job_is_told_its_place_at_once_and_again_while_it_waits():
 def test_a_gate_refuses_settings_it_cannot_honour():
     with pytest.raises(ValueError, match="refresh=0"):
         JobGate(refresh=0)
+
+
+def test_a_small_job_gets_into_a_full_line_of_big_ones():
+    """The biggest (the latest of equals) is turned away in its stead; a big
+    newcomer to a full line is turned away itself."""
+    gate = JobGate(slots=1, max_waiting=3)
+    outcomes = []
+
+    def job(name, estimate):
+        try:
+            gate.run(outcomes.append, name, estimate=estimate)
+        except ServerBusy:
+            outcomes.append(f"{name} turned away")
+
+    with gate.slot():
+        for i in range(3):
+            start(job, f"big {i}", BIG)
+            wait_until(lambda: gate.waiting == i + 1)
+        with pytest.raises(ServerBusy):
+            gate.run(lambda: None, estimate=BIG)
+        start(job, "small", SMALL)
+        wait_until(lambda: "big 2 turned away" in outcomes)
+        assert gate.waiting == 3
+        time.sleep(0.2)  # the small one's ratio passes the big ones'
+    wait_until(lambda: len(outcomes) == 4)
+    assert outcomes == ["big 2 turned away", "small", "big 0", "big 1"]
