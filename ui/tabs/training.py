@@ -4,12 +4,14 @@ any epoch (ui/tabs/watch.py), the teacher's and the student's parameters."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
+from fitlab import Config
 from fitlab.charts import diverging_tint, loss_chart
 from fitlab.run import Run
 from fitlab.tables import history_csv, history_file_name
@@ -140,12 +142,36 @@ def watch(run: Run) -> None:
 MAX_COLOURED_CELLS = 5000
 
 
-def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float) -> pd.DataFrame | Styler:
+@st.cache_resource(max_entries=64, show_spinner=False)
+def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The run's teacher and student parameter matrices (parameter_matrix)
+    and the bound of their shared colour scale: built once per run (3 s at
+    width 256) and shared, read only, by every session that views it.
+    `config` names the run (the run cache's key)."""
+    run = _run
+    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
+    values = np.concatenate([run.teacher_params.value, run.student_params.value])
+    finite = np.abs(values[np.isfinite(values)])
+    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
+    return teacher, student, bound
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def padding(config: Config, net: str, _params: pd.DataFrame) -> pd.DataFrame:
+    """padding_mask(_params), once per run and net: `_params` is the
+    parameter table of `config`'s `net` ("teacher" or "student")."""
+    return padding_mask(_params)
+
+
+def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
+                   padded: Callable[[], pd.DataFrame] | None = None) -> pd.DataFrame | Styler:
     """The matrix styled as shown: each cell's background on the watch view's
     diverging scale (fitlab.charts.diverging_tint, stronger up to ±bound)
     while it is small enough to colour; padding past a layer's inputs blank,
     and a diverged run's NaN and inf written out (the grid would show
-    "None"). The bare matrix when it is finite and too large to colour."""
+    "None"). The bare matrix when it is finite and too large to colour.
+    `padded()` gives padding_mask(params) when it is needed (default: made
+    here)."""
     finite = np.isfinite(params["value"]).all()
     small = matrix.size <= MAX_COLOURED_CELLS and bound > 0
     if finite and not small:
@@ -158,9 +184,9 @@ def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float) -> 
 
         styler = styler.map(colour)
     styler = styler.format("{:.4f}", na_rep="nan")
-    padding = padding_mask(params)
-    for pattern, rows in padding.groupby(list(padding.columns), sort=False).groups.items():
-        blank = [c for c, padded in zip(padding.columns, pattern) if padded]
+    padded_cells = padding_mask(params) if padded is None else padded()
+    for pattern, rows in padded_cells.groupby(list(padded_cells.columns), sort=False).groups.items():
+        blank = [c for c, padded in zip(padded_cells.columns, pattern) if padded]
         if blank:
             styler = styler.format("", subset=pd.IndexSlice[list(rows), blank])
     return styler
@@ -170,19 +196,18 @@ def parameter_tables(run: Run) -> None:
     """Teacher and student parameters side by side, each layer as its matrix
     (rows: output units; columns: inputs, then the bias), coloured on one
     scale for both."""
-    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
-    values = np.concatenate([run.teacher_params.value, run.student_params.value])
-    finite = np.abs(values[np.isfinite(values)])
-    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
+    teacher, student, bound = parameter_matrices(run.config, run)
     left, right = st.container(key="parameter_tables").columns(2)
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(_styled_matrix(run.teacher_params, teacher, bound), width="stretch")
+        st.dataframe(_styled_matrix(run.teacher_params, teacher, bound,
+                                    lambda: padding(run.config, "teacher", run.teacher_params)), width="stretch")
     with right:
         st.subheader("Student")
         st.caption(student_caption(run))
-        st.dataframe(_styled_matrix(run.student_params, student, bound), width="stretch")
+        st.dataframe(_styled_matrix(run.student_params, student, bound,
+                                    lambda: padding(run.config, "student", run.student_params)), width="stretch")
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
 
 
