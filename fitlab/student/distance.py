@@ -18,8 +18,9 @@ linear assignments per permutation (tens of milliseconds at width 256, up
 to about 0.1 s for an exact search). So
 the tracker records the raw distance at most `max_points` evenly spaced
 epochs (every epoch for runs of up to max_points − 1 epochs) and keeps the
-student for matching at matched_points(width) of them, from 21 down to 3 for
-wide nets; both always include the first and the last epoch. The matching
+student for matching at matched_points(width, units) of them, from 21 down
+to 3 for the costliest matchings (wide nets; the exact search at width 8);
+both always include the first and the last epoch. The matching
 runs only when the table is first asked for, each matching starting from the
 previous one's answer.
 """
@@ -57,9 +58,12 @@ def layer_distances(student: Layers, teacher: Layers) -> list[float]:
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
-def matched_points(width: int) -> int:
-    """How many epochs of a run at `width` get a matched distance."""
-    scaled = int(MAX_MATCHED_POINTS * (64 / width) ** 3)
+def matched_points(width: int, units: HiddenUnits | None = None) -> int:
+    """How many epochs of a run at `width` get a matched distance: fewer the
+    more one matching costs (HiddenUnits.cost; `units` default to the tied
+    net's), as many as a weight matching at width 64 can have."""
+    cost = (units or HiddenUnits(3, 2)).cost(width)
+    scaled = int(MAX_MATCHED_POINTS * 64**3 / cost)
     return max(MIN_MATCHED_POINTS, min(MAX_MATCHED_POINTS, scaled))
 
 
@@ -74,10 +78,13 @@ class DistanceTracker:
     gives the finished, immutable records.
     """
 
-    def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS):
+    def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS,
+                 tied: bool = True):
         self.teacher, self.repeats = teacher, repeats
         width = teacher[0][1].shape[0]
-        self.matched_epochs = set(recorded_epochs(epochs, matched_points(width)))
+        n_layers = (3 if repeats else 2) if tied else 2 + repeats   # as TiedNet.named_layers lists them
+        units = HiddenUnits(n_layers, repeats)
+        self.matched_epochs = set(recorded_epochs(epochs, matched_points(width, units)))
         self.epochs = set(recorded_epochs(epochs, max_points)) | self.matched_epochs
         self._raw: list[tuple[int, list[float]]] = []
         self._kept: dict[int, Layers] = {}

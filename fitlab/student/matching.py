@@ -94,10 +94,18 @@ class HiddenUnits:
                                group[use] if use < n_hidden else None))
         self.cover = _smallest_cover(self.n_perms, [s for s in self.sides if None not in s])
 
+    def _search_work(self, width: int) -> int:
+        """The exact search's choices × w² × (1 + free permutations)."""
+        return math.factorial(width) ** len(self.cover) * width**2 * (self.n_perms - len(self.cover) + 1)
+
     def exact(self, width: int) -> bool:
         """Whether match() finds the true minimum at this width (else an upper bound)."""
-        free = self.n_perms - len(self.cover)
-        return math.factorial(width) ** len(self.cover) * width**2 * (1 + free) <= EXACT_WORK
+        return self._search_work(width) <= EXACT_WORK
+
+    def cost(self, width: int) -> int:
+        """About how many numbers one match() touches: the exact search's
+        work, or weight matching's w³."""
+        return self._search_work(width) if self.exact(width) else width**3
 
     def apply(self, layers: Layers, perms: list[np.ndarray]) -> Layers:
         """The layers with every hidden unit relabelled: the same function."""
