@@ -72,7 +72,7 @@ def test_every_run_note_says_what_the_numbers_say(config):
     assert_words_follow_the_numbers(text, run)
     assert_words_follow_the_numbers(approach, run)
     # Near-constant labels: said so, and R² not taken at its word.
-    assert ("nearly constant" in text) == facts.near_constant_labels
+    assert ("nearly constant" in text) == facts.near_constant_labels == ("nearly constant" in approach)
     if facts.near_constant_labels:
         assert "R²" in text and "means little" in text
     elif facts.loss_rose:

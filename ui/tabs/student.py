@@ -37,7 +37,10 @@ def approach_note(run: Run) -> str:
     direction = "closer to" if moved > 0 else "further from" if moved < 0 else "no nearer to"
     note = (f"Over training the student's weights came {abs(moved):.1%} {direction} the teacher's "
             f"(all layers, raw) while its train loss {loss_change(facts)}")
-    if facts.fits_training_rows:
+    if facts.near_constant_labels:
+        note += (": the teacher's labels are nearly constant here, so fitting them says little "
+                 "about the weights.")
+    elif facts.fits_training_rows:
         note += ": fitting the training rows does not take the teacher's weights."
     else:
         note += (f", yet it has not fitted its training rows (train MSE {facts.end_loss:.4g}, above "

@@ -63,8 +63,8 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
                 f"{last.test_loss:.4g}, {side} the constant's, and its train MSE {last.train_loss:.4g}. "
                 f"{change}.", worse)
     if facts.loss_rose:
-        return (f"**Training made the student worse.** {change}: each step overshot (learning rate "
-                f"{run.config.lr:g}): lower the {FIELD_LABELS['lr']} to let it descend. {constant}; the "
+        return (f"**Training made the student worse.** {change}: its steps overshoot at learning rate "
+                f"{run.config.lr:g}; a lower **{FIELD_LABELS['lr']}** lets it descend. {constant}; the "
                 f"student's test MSE is {last.test_loss:.4g} (test R² {test_r2}).", worse)
     if not worse:
         times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
