@@ -45,6 +45,12 @@ def test_the_sweep_is_said_to_match_its_single_runs_to_a_measured_difference_not
     assert float(values["sweep_relative_difference"]) > 0   # not equal: float32 in another order
 
 
+def test_the_sgemm_sentence_is_the_measured_range_not_half_the_cost():
+    library = read("docs/library.md")
+    assert "half numpy matmul's per-call cost" not in library
+    assert "measured by `python -m tools.bench_blas` in one process" in library
+
+
 def test_no_unreproduced_example_and_no_unsourced_superlative():
     assert "seed 747" not in read("docs/library.md")
     assert "most searched" not in read("README.md")

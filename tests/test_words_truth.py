@@ -80,3 +80,13 @@ def test_at_the_defaults_the_approach_note_says_the_student_has_not_fitted_its_r
            f"{constant:.4g})" in note
     assert "fitting the labels does not take" not in note and "Matched equals raw" not in note
     assert "fitted by weights that are not the teacher's" not in WHY_RAW_STAYS_LARGE
+
+
+def test_the_lesson_says_which_writes_bumped_the_versions_not_every_write():
+    from ui.tabs.failure.lesson import error_explanation
+
+    config = Config(detach=False, epochs=1)
+    text = error_explanation(train(config), autopsy(config))
+    assert "Every in-place write" not in text
+    assert "Each of its in-place writes (`kaiming_normal_`, `zeros_`) bumped a parameter's version counter" in " ".join(
+        text.split())
