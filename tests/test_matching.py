@@ -61,7 +61,8 @@ def test_matched_distance_equals_the_brute_force_minimum(overrides):
 
 
 @pytest.mark.parametrize("repeats,n_layers,widest", [
-    (2, 3, 8), (8, 3, 8), (1, 3, 7), (0, 2, 256), (2, 4, 7), (3, 5, 5), (5, 7, 4)])
+    (2, 3, 8), (8, 3, 8), (1, 3, 7), (0, 2, 256), (2, 4, 7), (3, 5, 5), (4, 6, 5), (5, 7, 4), (6, 8, 4),
+    (7, 9, 3), (8, 10, 3)])
 def test_exact_search_reaches_width_8_for_the_tied_net_and_less_for_more_free_permutations(
         repeats, n_layers, widest):
     units = HiddenUnits(n_layers, repeats)

@@ -41,11 +41,19 @@ choices of the fixed P's, of the sum of those assignments' values. The
 smallest cover is found by trying subsets. Costs: R = 0 has no edge (C is
 empty: one linear assignment, exact at every width); a tied net with R >= 2,
 or a chain of 2 or 3 P's (R = 1, untied R = 2), has |C| = 1; an untied net
-with R shared copies has |C| = ⌊(R + 1) / 2⌋. The search runs when (w!)^|C|
-<= 8! = 40 320 choices (width 8 for |C| = 1, 5 for |C| = 2, 4 for |C| = 3),
-vectorised over the choices; each assignment's value there comes from a
-dynamic programme over subsets of units (2^w · w steps, w <= 8), and only the
-winner's assignments are solved by scipy.optimize.linear_sum_assignment.
+with R shared copies has |C| = ⌊(R + 1) / 2⌋.
+
+When it runs. The search's work is about (w!)^|C| choices × w² numbers ×
+(1 + free P's); it runs when that is at most the tied net's at width 8
+(8! · 8², 20 to 100 ms per matching): the tied net up to width 8, one shared
+use or two untied copies up to width 7, three or four copies up to width 5,
+five or six up to 4, seven or eight up to 3, no shared layer at every width.
+Each choice is first bounded (each free unit's best gain, ignoring that two
+may want the same unit); choices are then solved best bound first, 64 at a
+time, each assignment's value from a dynamic programme over subsets of units
+(2^w · w steps), until no bound beats the best value found (which starts at
+weight matching's answer, below). Only the winner's assignments go to
+scipy.optimize.linear_sum_assignment.
 
 Beyond that: a heuristic, an upper bound of the true minimum. Weight
 matching (Ainsworth et al., "Git Re-Basin", 2022): coordinate descent, each
