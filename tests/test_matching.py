@@ -87,3 +87,16 @@ def test_beyond_the_exact_widths_the_table_says_upper_bound():
     matched = run.distances.dropna(subset=["matched"])
     assert ((matched.groupby("epoch").matched.apply(lambda m: (m ** 2).sum()))
             <= matched.groupby("epoch").raw.apply(lambda r: (r ** 2).sum()) + 1e-9).all()
+
+
+def test_beyond_the_budget_weight_matching_is_an_upper_bound_of_the_search(monkeypatch):
+    import fitlab.student.matching as matching
+
+    config = Config(width=9, epochs=20, seed=2)
+    _, units, student, teacher = final_student(config)
+    assert not units.exact(9)
+    heuristic = distance(units.apply(student, units.match(student, teacher)), teacher)
+    monkeypatch.setattr(matching, "EXACT_WORK", 10**12)   # the search, run where it is too costly
+    assert units.exact(9)
+    searched = distance(units.apply(student, units.match(student, teacher)), teacher)
+    assert searched <= heuristic + 1e-9 and heuristic <= distance(student, teacher) + 1e-9
