@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fitlab.run import Run
+if TYPE_CHECKING:   # the annotation only: outcome() reads a Run, it needs none of its imports
+    from fitlab.run import Run
 
 NEAR_CONSTANT_SPREAD = 1e-3
 

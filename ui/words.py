@@ -6,9 +6,12 @@ run's train loss did (fitlab.outcome's facts, in numbers)."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from fitlab.budget import OverBudget
-from fitlab.outcome import Outcome
+
+if TYPE_CHECKING:   # the page's first words import this module before anything heavy
+    from fitlab.outcome import Outcome
 
 ADVANCED = "Advanced"  # the sidebar's expander of the settings a first visit leaves alone
 # The sidebar's label of each widget, by its Config field.
