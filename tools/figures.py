@@ -81,9 +81,19 @@ def budget_figures() -> dict[str, str]:
     return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}"}
 
 
+def recording_figures() -> dict[str, str]:
+    """How many epochs the distances are recorded at, raw and matched."""
+    from fitlab.student.distance import MAX_MATCHED_POINTS, MAX_POINTS, matched_points
+
+    # The documents name width 256 and width 8's exhaustive search together.
+    fewest = {matched_points(256), matched_points(8)}
+    return {"raw_points": f"{MAX_POINTS}", "matched_points": f"{MAX_MATCHED_POINTS}",
+            "fewest_matched_points": " or ".join(str(n) for n in sorted(fewest))}
+
+
 def figures() -> dict[str, str]:
     """Every figure, by name."""
-    return {**defaults_figures(), **sweep_figures(), **budget_figures()}
+    return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures()}
 
 
 # (document, sentence with {figure} fields): each must appear in its
@@ -98,6 +108,10 @@ QUOTES = [
                         "({constant_train_mse})"),
     ("docs/student.md", "at the defaults the final student's squared distance is {matched_squared} "
                         "matched against {raw_squared} raw"),
+    ("docs/student.md", "The raw distance is recorded at up to {raw_points} evenly spaced epochs; the matched "
+                        "one, which costs far more, at up to {matched_points} of them, down to "
+                        "{fewest_matched_points} for the costliest matchings (the widest nets, and the exhaustive "
+                        "search at width 8)"),
     ("docs/library.md", "differs from its single run by at most {sweep_relative_difference} relative"),
     ("docs/diagnosis.md", "at batch 1 and width 256 the estimate is {walk_times_run}× the run"),
 ]
