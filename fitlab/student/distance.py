@@ -10,19 +10,19 @@ Distances. A layer's distance is the Euclidean norm of (weight, bias)
 student minus teacher. An untied student's copies are each compared with the
 teacher's one shared layer (the teacher is the untied net whose copies are
 all equal). The matched distance uses the permutations that minimise the
-whole net's squared distance (the sum over layers); a single layer's matched
-distance may exceed its raw one, the total never does.
+whole net's squared distance (the sum over layers), or beyond the exact
+search those weight matching finds; a single layer's matched distance may
+exceed its raw one, the total never does.
 
 Cost. A raw record is a few norms; a matched one does a few products and
-linear assignments per permutation (tens of milliseconds at width 256, up
-to about 0.1 s for an exact search). So
-the tracker records the raw distance at most `max_points` evenly spaced
-epochs (every epoch for runs of up to max_points − 1 epochs) and keeps the
-student for matching at matched_points(width, units) of them, from 21 down
-to 3 for the costliest matchings (wide nets; the exact search at width 8);
-both always include the first and the last epoch. The matching
-runs only when the table is first asked for, each matching starting from the
-previous one's answer.
+linear assignments per permutation (tens of milliseconds at width 256, up to
+about 0.1 s for an exact search). So the tracker records the raw distance at
+most `max_points` evenly spaced epochs (every epoch for runs of up to
+max_points − 1 epochs) and keeps the student for matching at
+matched_points(width, units) of them, from 21 down to 3 for the costliest
+matchings (wide nets; the exact search at width 8); both always include the
+first and the last epoch. The matching runs only when the table is first
+asked for, each matching starting from the previous one's answer.
 """
 
 from __future__ import annotations
