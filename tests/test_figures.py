@@ -95,8 +95,12 @@ def test_a_data_write_bumps_no_version_so_the_readme_says_not_every_write_does()
     with torch.no_grad():
         torch.nn.init.zeros_(layer.bias)
     assert layer.bias._version == bias_before + 1
+    fused = torch.nn.Parameter(torch.randn(3))
+    fused.sum().backward()
+    torch.optim.SGD([fused], lr=0.1, fused=True).step()
+    assert fused._version == 0
     readme = read("README.md")
-    assert "every in-place write bumps" not in readme
+    assert "every in-place write bumps" not in readme and "nor does a fused optimiser step" in readme
     assert "not every write does: one through `.data` does not" in readme
 
 
