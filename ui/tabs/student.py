@@ -34,14 +34,21 @@ def approach_note(run: Run) -> str:
         return (f"Training diverged at epoch {facts.diverged_at}: the weights stopped being numbers, "
                 "so the distances after it are not drawn.")
     moved = 1 - total.iloc[-1] / total.iloc[0]
-    direction = "closer to" if moved > 0 else "further from" if moved < 0 else "no nearer to"
-    note = (f"Over training the student's weights came {abs(moved):.1%} {direction} the teacher's "
-            f"(all layers, raw) while its train loss {loss_change(facts)}")
+    if moved == 0:
+        came = "Over training the student's weights came no nearer the teacher's"
+    else:
+        came = (f"Over training the student's weights came {abs(moved):.1%} "
+                f"{'closer to' if moved > 0 else 'further from'} the teacher's")
+    note = f"{came} (all layers, raw) while its train loss {loss_change(facts)}"
     if facts.near_constant_labels:
         note += (": the teacher's labels are nearly constant here, so fitting them says little "
                  "about the weights.")
     elif facts.fits_training_rows:
-        note += ": fitting the training rows does not take the teacher's weights."
+        final = distances[distances.epoch == distances.epoch.max()].matched
+        reached = bool(np.sqrt((final ** 2).sum()) < 1e-3 * total.iloc[0])
+        note += (": it fits its training rows better than the constant predictor"
+                 + (", at the teacher's own weights up to a relabelling." if reached else
+                    " without reaching the teacher's weights."))
     else:
         note += (f", yet it has not fitted its training rows (train MSE {facts.end_loss:.4g}, above "
                  f"the constant predictor's {facts.constant_mse:.4g}).")

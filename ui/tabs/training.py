@@ -81,7 +81,8 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
     return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
             f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
             f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
-            f"{change}, which says it moved on from its random start, not that it fits. {helps}", True)
+            f"{change}{', which says it moved on from its random start, not that it fits' if facts.loss_fell else ''}. "
+            f"{helps}", True)
 
 
 def blog_figure_note(run: Run) -> str | None:
