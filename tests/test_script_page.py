@@ -180,7 +180,7 @@ def test_decoder_on_older_wordings():
     assert "on a CUDA GPU" in words and "shape `[1, 512, 4, 4]`" in words
     assert "written 1 time since" in words and "over and over" in words and "**leaf**" in words
     words = page_words(decode_page(OLD[1][0]))  # TBackward, the anomaly-mode hint
-    assert "What made it: `T`" in words and "the traceback above it" in words
+    assert "What made it: `T`" in words and "Only if it was on during the forward pass too" in words
 
 
 @pytest.mark.parametrize("garbage", [

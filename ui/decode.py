@@ -25,9 +25,10 @@ NOT_THIS_ERROR = (
 
 _PRODUCERS = {
     "transposed_weight": (
-        "a view with its strides rearranged: in a model, almost always a **layer's weight seen "
-        "transposed** (`nn.Linear` multiplies by `weight.t()`). Torch 2.x names such a view "
-        "`AsStrided` once its base was written in place; older versions said `TBackward`"),
+        "a **view written in place after it was saved** (the view itself or its base): torch "
+        "2.13 names any such view `AsStrided`, torch 1.10 to 2.x `AsStridedBackward0`. Often a "
+        "**layer's weight seen transposed** (`nn.Linear` multiplies by `weight.t()`; torch 1.6 "
+        "named that one `TBackward`), but a saved slice such as `h[:, :3]` reads the same"),
     "activation_output": (
         "the output of an **activation or elementwise function** that saves its own output for its "
         "gradient (ReLU, sigmoid, tanh, exp, softmax…): something changed that output in place "
@@ -92,7 +93,7 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
     if d.version is not None:
         gap = d.gap
         how = (f"it was saved at version {d.expected_version} and has been written "
-               f"{_plural(gap, 'time')} since (every in-place write adds one)")
+               f"{_plural(gap, 'time')} since (each in-place op on it adds one)")
         if gap is not None and gap <= 0:
             how = (f"it was saved at version {d.expected_version} and its counter now reads "
                    f"{d.version}: not a later write, but a version counter that changed otherwise")
@@ -106,8 +107,10 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
                       "was saved, not the line that wrote it."))
     elif d.hint == "backtrace":
         parts.append(("Hint: the backtrace further above …",
-                      "Anomaly mode was on: the traceback above it is the forward line where the "
-                      "tensor was saved, not the line that wrote it."))
+                      "Anomaly mode was on when backward ran. Only if it was on during the forward "
+                      "pass too does the traceback above show the forward line that saved the "
+                      "tensor (not the line that wrote it); turned on just for the backward, torch "
+                      "prints this hint with no such traceback."))
     return parts
 
 

@@ -24,7 +24,8 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
     start = setup(config)
     student, inputs, labels = start.student, start.inputs, start.labels
     initial_layers = student.layer_arrays()
-    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs,
+                              tied=config.tied)
     tracker.record(0, initial_layers)
     recorder = FrameRecorder(initial_layers, config.epochs)
     recorder.record(0, initial_layers)

@@ -243,7 +243,8 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
         np.subtract(net.params, teacher.params, out=difference)
         return [math.sqrt(float(piece @ piece)) for piece in pieces]
 
-    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs,
+                              tied=config.tied)
     tracker.record(0, start.layers)
     recorder = FrameRecorder(start.layers, config.epochs)
     recorder.record(0, start.layers)

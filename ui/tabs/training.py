@@ -13,12 +13,13 @@ from pandas.io.formats.style import Styler
 
 from fitlab import Config
 from fitlab.charts import diverging_tint, loss_chart
+from fitlab.outcome import outcome
 from fitlab.run import Run
 from fitlab.tables import history_csv, history_file_name
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import draw
 from ui.tabs.watch import watch_section
-from ui.words import FIELD_LABELS
+from ui.words import FIELD_LABELS, loss_change
 
 
 def divergence_note(run: Run) -> str | None:
@@ -42,20 +43,35 @@ def r_squared_text(value: float) -> str:
 def fit_note(run: Run) -> tuple[str, bool] | None:
     """(markdown, worse) comparing the final student with the constant
     predictor; worse is True when the student's test MSE is above the
-    constant's. None for a diverged run (its losses are not numbers)."""
-    if run.diverged_at is not None:
+    constant's. None for a diverged run (its losses are not numbers; see
+    divergence_note) and for a run that finished no epoch."""
+    facts = outcome(run)
+    if facts.diverged_at is not None or not facts.trained:
         return None
     base, last = run.baseline, run.history.iloc[-1]
     test_r2 = r_squared_text(base.r_squared(last.test_loss, "test"))
+    worse = last.test_loss > base.test_mse
     constant = (f"Predicting the training labels' mean ({base.constant:.4g}) for every row, with no "
                 f"training at all, scores test MSE {base.test_mse:.4g} and train MSE {base.train_mse:.4g} "
                 "(the dashed lines on the chart)")
-    if last.test_loss <= base.test_mse:
+    change = f"Its train loss {loss_change(facts)}"
+    if facts.near_constant_labels:
+        labels = run.student_teacher.labels.astype(np.float64)
+        side = "above" if worse else "below"
+        return (f"**The teacher's labels are nearly constant here**: they vary by {facts.label_spread:.1g} "
+                f"of their size (std {labels.std():.2g} around {labels.mean():.4g}), so there is almost "
+                f"nothing to learn, and R² ({test_r2} on the test rows), the error over that tiny "
+                f"variation, means little. Compare errors instead: {constant}; the student's test MSE is "
+                f"{last.test_loss:.4g}, {side} the constant's, and its train MSE {last.train_loss:.4g}. "
+                f"{change}.", worse)
+    if facts.loss_rose:
+        return (f"**Training made the student worse.** {change}: its steps overshoot at learning rate "
+                f"{run.config.lr:g}; a lower **{FIELD_LABELS['lr']}** lets it descend. {constant}; the "
+                f"student's test MSE is {last.test_loss:.4g} (test R² {test_r2}).", worse)
+    if not worse:
         times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
         return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
-    fall = run.history.train_loss.iloc[0] / last.train_loss if last.train_loss > 0 else math.inf
-    fell = f"{fall:,.0f}" if fall >= 10 else f"{fall:.2g}"
-    underfit = last.train_loss > base.train_mse
+    underfit = not facts.fits_training_rows
     train_side = "worse there too" if underfit else "better there"
     if underfit:
         helps = (f"It has not yet fitted even its own training rows: more epochs ({FIELD_LABELS['epochs']}), "
@@ -67,8 +83,8 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
     return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
             f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
             f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
-            f"Its train loss fell {fell}-fold, which says it improved on its random start, not that "
-            f"it fits. {helps}", True)
+            f"{change}{', which says it moved on from its random start, not that it fits' if facts.loss_fell else ''}. "
+            f"{helps}", True)
 
 
 def blog_figure_note(run: Run) -> str | None:

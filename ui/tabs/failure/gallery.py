@@ -94,9 +94,9 @@ def gallery_messages(outcomes: tuple[FixOutcome, ...]) -> list[str]:
     return list(dict.fromkeys(f"{o.error.type}: {o.error.message}" for o in outcomes if o.error is not None))
 
 
-# Why the variants that keep the labels' graph fail at batch 2.
-FREED_GRAPH = ("all 200 labels hang off one graph (the teacher's forward pass over all of X), and "
-               "the first backward() frees what it saved; batch 2's labels need it again")
+# Why the variants that keep the labels' graph fail at the second step.
+FREED_GRAPH = ("all the labels hang off one graph (the teacher's forward pass over all of X), and "
+               "the first backward() frees what it saved; the second step needs it again")
 
 
 def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) -> str:

@@ -89,7 +89,8 @@ def error_explanation(run: Run, replay: Autopsy) -> str:
    Not saved: {code_names(replay.unsaved_parameters)} ({NEVER_SAVED}).
    {tensor} is the last layer's saved `weight.t()`.{history}
 2. The script then re-initialised **the same net in place** to make the
-   student. Every in-place write bumps a tensor's version counter. {moved}
+   student. Each of its in-place writes (`kaiming_normal_`, `zeros_`) bumped a
+   parameter's version counter. {moved}
 3. The loss compares the student's output with the labels, so `loss.backward()`
    walks on into the labels' graph, finds a saved tensor whose version moved,
    and refuses to compute a gradient from stale values.

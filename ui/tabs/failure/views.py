@@ -24,17 +24,24 @@ def version_ledger_section(replay: Autopsy) -> None:
     """1. Each parameter's version counter at three moments, stale rows red."""
     st.subheader("1. Version ledger")
     ledger = replay.ledger
-    stale = ledger[ledger.stale]
-    st.markdown(
-        "Every in-place write bumps a tensor's **version counter**; a tensor saved for "
-        "backward remembers the version it was saved at. Here is each parameter's counter "
-        f"{', '.join(MOMENTS[:-1])} and {MOMENTS[-1]}. The labels' graph saved "
-        f"**{len(replay.saved_parameters)}** of {len(ledger)} parameters; **{len(stale)}** of them are stale "
-        f"(red): {code_names(stale.parameter)}. "
-        f"The others ({code_names(replay.unsaved_parameters)}) were never saved: {NEVER_SAVED}. "
-        "Their new versions do no harm.")
+    st.markdown(ledger_note(replay))
     styled = ledger.style.apply(lambda row: [_STALE_ROW if row.stale else ""] * len(row), axis=1)
     st.table(styled.hide(axis="index"))
+
+
+def ledger_note(replay: Autopsy) -> str:
+    """Markdown over the ledger: what a version counter is, and which of
+    this replay's parameters were saved and went stale."""
+    ledger = replay.ledger
+    stale = ledger[ledger.stale]
+    return ("An in-place op on a tensor, such as the re-init's `kaiming_normal_` and `zeros_`, bumps its "
+            "**version counter** (a write through `.data` does not); a tensor saved for "
+            "backward remembers the version it was saved at. Here is each parameter's counter "
+            f"{', '.join(MOMENTS[:-1])} and {MOMENTS[-1]}. The labels' graph saved "
+            f"**{len(replay.saved_parameters)}** of {len(ledger)} parameters; **{len(stale)}** of them are stale "
+            f"(red): {code_names(stale.parameter)}. "
+            f"The others ({code_names(replay.unsaved_parameters)}) were never saved: {NEVER_SAVED}. "
+            "Their new versions do no harm.")
 
 
 def script_ledger_note(explained: ExplainedBlog) -> str | None:
@@ -68,7 +75,7 @@ def graph_section(replay: Autopsy) -> None:
                "`node._saved_<name>` raises this very error. A red note's last line is the saved "
                "view's own `grad_fn` when saved → now. No saved-tensor hooks: with hooks installed "
                "torch skips the version check, the first step's gradients come from the "
-               "re-initialised weights (wrong), and the blog's loop then fails at batch 2, backward "
+               "re-initialised weights (wrong), and the blog's loop then fails at the second step, backward "
                "through the graph the first backward freed; only with `retain_graph=True` would it "
                "go on training on wrong gradients (the gallery runs it).")
 
