@@ -7,7 +7,7 @@ for a script run with the page's query string; ForwardMsgs back: the
 page's elements, then `script_finished`). No browser draws anything, so the
 times are the server's alone.
 
-    python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto]
+    python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto] [--visitors N]
 
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
 file watcher), opens `--heavy` sessions on distinct costly-but-allowed
@@ -228,11 +228,26 @@ async def class_at_once(url: str, pid: int, heavy: int = 40, lessons: int = 10,
     return Figures(crowd, visitor, health_s, small, rss_before, peak)
 
 
+async def visitors_at_once(url: str, count: int) -> list[Heard]:
+    """`count` visitors of the cached default page in the same moment."""
+    ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
+    visitors = [Heard("") for _ in range(count)]
+    await asyncio.gather(*(session(ws_url, "", v, until="chart") for v in visitors))
+    return visitors
+
+
+def spread(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{ordered[0]:.2f} / {ordered[len(ordered) // 2]:.2f} / {ordered[-1]:.2f} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heavy", type=int, default=40)
     parser.add_argument("--lessons", type=int, default=10)
     parser.add_argument("--watcher", default=None, help="server.fileWatcherType instead of config.toml's")
+    parser.add_argument("--visitors", type=int, default=0,
+                        help="instead: this many visitors of the cached default page at once")
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -246,6 +261,11 @@ def main() -> None:
             asyncio.run(session(ws_url, "", idle, until="chart"))
             print(f"idle: the first visitor's default page: first chart after {_s(first.chart)}; "
                   f"the next visitor's (cached): {_s(idle.chart)}")
+            if args.visitors:
+                visitors = asyncio.run(visitors_at_once(url, args.visitors))
+                print(f"{args.visitors} visitors of the cached page at once: first message (fastest / median / "
+                      f"slowest) {spread([v.first for v in visitors])}, chart {spread([v.chart for v in visitors])}")
+                return
             figures = asyncio.run(class_at_once(url, server.pid, args.heavy, args.lessons))
             print("\n".join(figures.lines()))
         finally:

@@ -10,7 +10,9 @@ carries its widgets' values over while it is closed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
@@ -29,7 +31,11 @@ from fitlab.run import Run
 HEAVY_AT_ONCE = 2
 # Sessions that may wait for a slot; one more is told the server is busy.
 HEAVY_WAITING = 32
+# Page runs drawing at once, server-wide (a heavy job's wait and run do not
+# count): see drawing().
+DRAWING_AT_ONCE = 2
 T = TypeVar("T")
+_held = threading.local()  # the drawing permit this thread's page run holds, if any
 
 
 @st.cache_resource
@@ -42,6 +48,49 @@ def run_cache() -> RunCache:
 def job_gate() -> JobGate:
     """The server's one gate for heavy jobs, shared by every session."""
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
+
+
+@st.cache_resource
+def draw_gate() -> threading.Semaphore:
+    """The server's permits to draw a page, shared by every session."""
+    return threading.Semaphore(DRAWING_AT_ONCE)
+
+
+@contextmanager
+def drawing() -> Iterator[None]:
+    """Hold one of the server's few drawing permits for a page run.
+
+    Drawing a cached page is about 0.1 CPU s of Python (its elements, its
+    charts' data marshalled). Forty visitors of one link at once ran forty
+    such threads, and the server's event loop, which needs the interpreter
+    lock for every message it sends, waited behind all of them: nobody heard
+    anything for 7 s. With a few drawing at once the others wait off the
+    lock, the loop keeps sending, and the pages come one after another."""
+    gate = draw_gate()
+    gate.acquire()
+    _held.gate = gate
+    try:
+        yield
+    finally:
+        _held.gate = None
+        gate.release()
+
+
+@contextmanager
+def _not_drawing() -> Iterator[None]:
+    """Give this page run's drawing permit back for the `with` block (a
+    heavy job's wait and run), and take one again after."""
+    gate = getattr(_held, "gate", None)
+    if gate is None:
+        yield
+        return
+    _held.gate = None
+    gate.release()
+    try:
+        yield
+    finally:
+        gate.acquire()
+        _held.gate = gate
 
 
 def waiting_in_line(what: str, place: Place, slots: int) -> str:
@@ -75,8 +124,8 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
 
     ctx = get_script_run_ctx()
     try:
-        with job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
-                             estimate=estimate):
+        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
+                                             estimate=estimate):
             if note is not None:
                 note.empty()
             return func(*args, **kwargs)
