@@ -106,14 +106,16 @@ def script_marks(report: Report, path: str) -> tuple[Mark, ...]:
 def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
     """Run the script as `__main__` under anomaly mode, on from its first
     line; the failing node and the script's frames of its forward traceback."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with torch.autograd.detect_anomaly(check_nan=False):
-            try:
-                runpy.run_path(path, run_name="__main__")
-            except RuntimeError:
-                pass  # the error itself is the plain run's; here only the warning counts
-    _release_parent_links()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with torch.autograd.detect_anomaly(check_nan=False):
+                try:
+                    runpy.run_path(path, run_name="__main__")
+                except RuntimeError:
+                    pass  # the error itself is the plain run's; here only the warning counts
+    finally:
+        _release_parent_links()
     target = os.path.realpath(path)
     for warning in caught:
         parsed = parse_anomaly_warning(str(warning.message))
