@@ -111,6 +111,8 @@ class Report:
 
 
 def _where(frame: Frame) -> str:
+    if frame.file.startswith("Cell In["):  # a notebook cell, as IPython names it
+        return f"{frame.file}, line {frame.line}"
     return f"{os.path.basename(frame.file)}:{frame.line}"
 
 
