@@ -23,6 +23,10 @@ from fitlab.explain.graph import storage_key
 _REINIT_OPS = frozenset({"aten::normal_", "aten::uniform_", "aten::bernoulli_", "aten::exponential_",
                          "aten::cauchy_", "aten::log_normal_", "aten::geometric_", "aten::random_"})
 _REFILL_OPS = _REINIT_OPS | {"aten::copy_", "aten::fill_", "aten::zero_"}
+_ACTIVATION_OPS = frozenset({
+    "aten::relu_", "aten::leaky_relu_", "aten::elu_", "aten::celu_", "aten::selu_", "aten::hardtanh_",
+    "aten::threshold_", "aten::sigmoid_", "aten::tanh_", "aten::silu_", "aten::gelu_", "aten::mish_",
+    "aten::hardsigmoid_", "aten::hardswish_", "aten::rrelu_with_noise_", "aten::relu6_"})
 _INPLACE_MODULES = ("nn" + os.sep + "modules" + os.sep + "activation.py",
                     "nn" + os.sep + "modules" + os.sep + "dropout.py")
 _FUNCTIONAL = "nn" + os.sep + "functional.py"
@@ -167,6 +171,8 @@ def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, ke
                    tuple(edits))
     if stacks.runs_torch_file(stack, _FUNCTIONAL) or (where and "inplace" in where[2]):
         return Fix("inplace_function", TEXTS["inplace_function"], _edit(ed.without_inplace, where))
+    if op in _ACTIVATION_OPS and write.target == "activation":  # F.relu_(s), s.sigmoid_()
+        return Fix("inplace_function", TEXTS["inplace_function"], _edit(ed.out_of_place, where))
     if write.target == "leaf":
         buffer = _buffer_of(write, key)
         if buffer is not None:
