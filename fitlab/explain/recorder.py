@@ -179,16 +179,30 @@ def _modules(skip: int) -> tuple:
     return tuple(out)
 
 
+_OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
+
+
+def _inserted(f, callee) -> bool:
+    """Whether a frame is one the function mode put on the stack: ours, torch's dispatch into
+    it (overrides.py and the wrappers below the mode), or the torch function that called that."""
+    name = f.f_code.co_filename
+    if name.startswith(_HERE) or name == _OVERRIDES:
+        return True
+    return stacks.owner(name) == "torch" and (
+        f.f_code.co_name in ("inner", "_fn")
+        or (callee is not None and callee.f_code.co_filename == _OVERRIDES))
+
+
 def _warned_from(filename: str, lineno: int) -> tuple | None:
-    """For a warning attributed to one of fitlab.explain's frames: the file and line of the
-    frame outside fitlab.explain that called into it, as Python would have named without us."""
-    f = sys._getframe(2)
+    """For a warning that points at a frame the modes inserted: the file and line outside
+    them, the line that ran the op, as Python names it without the modes; else None."""
+    f, callee = sys._getframe(2), None
     while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
-        f = f.f_back
-    while f is not None and (f.f_code.co_filename.startswith(_HERE)
-                             or stacks.owner(f.f_code.co_filename) == "torch"
-                             and f.f_code.co_name in ("inner", "_fn")):
-        f = f.f_back
+        f, callee = f.f_back, f
+    if f is None or not _inserted(f, callee):
+        return None
+    while f is not None and _inserted(f, callee):
+        f, callee = f.f_back, f
     return None if f is None else (f.f_code.co_filename, f.f_lineno)
 
 
@@ -230,7 +244,7 @@ class Recorder:
 
     def _show_warning(self, message, category, filename, lineno, file=None, line=None):
         """A warning raised by an op the modes ran keeps the line that ran the op."""
-        if filename.startswith(_HERE):
+        if stacks.owner(filename) in ("fitlab", "torch"):
             where = _warned_from(filename, lineno)
             if where is not None:
                 filename, lineno, line = *where, None
