@@ -121,11 +121,16 @@ def main(argv=None) -> int:
         sys.stdout.flush()
     except (ValueError, OSError, AttributeError):  # the script closed or replaced stdout
         pass
+    if os.getpid() != parent:
+        # A forked child that ran on to the end of the script recorded nothing (its parent
+        # records): it ends as Python's would, its parent writes the report.
+        if report.traceback:
+            print(report.traceback.rstrip("\n"), file=_err())
+        return 1 if report.status in ("inplace_error", "other_error") else report.exit_code
     text = format_report(report)
     if text:
         print(text, file=_err())
-    # A forked child that ran to the end of the script: its parent writes the report.
-    if report_path is not None and os.getpid() == parent:
+    if report_path is not None:
         with open(report_path, "w", encoding="utf-8") as f:
             f.write(report.to_json())
     if report.status == "interrupted" and hasattr(signal, "SIGINT"):

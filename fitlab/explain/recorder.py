@@ -1,10 +1,11 @@
 """Record in-place writes (with their stacks) and where each autograd node's forward ran.
 
-Two modes run while the script does. The dispatch mode sits below autograd and sees
-every aten op, so it sees each write, however it was spelled (`x += 1`, `h[:, 0] = 0`,
-an optimiser's `_foreach_add_`). The function mode sits above autograd: after a call
-returns, its outputs have their `grad_fn`, which it tags with the op sequence number
-and the stack; and it sees `backward`/`autograd.grad` with their roots.
+While active, the two modes of modes.py report every write and every new node here: a
+write goes into its storage's bounded history, a node is tagged with the op sequence number
+and the stack of its forward call. Before each backward call the graph is checked for
+silent writes; when one raises the in-place error, the stale saved tensor is found and its
+writes since the save are the answer. Threads started while recording record too; a forked
+child does not.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import collections
 import os
 import sys
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -19,9 +21,8 @@ from typing import Self
 
 import torch
 from torch.autograd.graph import increment_version
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from fitlab.explain import modes
 from fitlab.explain import stack as stacks
 from fitlab.explain.decode import decode
 from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, storage_key, walk
@@ -29,10 +30,6 @@ from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, stor
 KEY = "fitlab.explain"
 # Node metadata: the sequence number when a backward call first walked the node.
 WALKED = "fitlab.explain.walked"
-BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
-# Where create_graph sits among each backward function's positional arguments.
-_CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.autograd.grad: 4}
-_MODULE_CALL = torch.nn.Module._call_impl.__code__
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -89,121 +86,17 @@ class Silent:
     shape: tuple
 
 
-_WRITTEN: dict = {}
+# Recorders now recording, for the fork hook.
+_ACTIVE: weakref.WeakSet = weakref.WeakSet()
 
 
-def _written_args(op) -> tuple:
-    """(index, name) of the arguments op writes, its name, whether in-place/out=; cached per op."""
-    info = _WRITTEN.get(op)
-    if info is None:
-        schema = op._schema
-        written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
-                        if a.alias_info is not None and a.alias_info.is_write)
-        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-        info = (written, schema.name, inplace)
-        _WRITTEN[op] = info
-    return info
+def _forked_child() -> None:
+    for rec in list(_ACTIVE):
+        rec._forked()
 
 
-class _WriteMode(TorchDispatchMode):
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        info = _written_args(func)
-        if info[0]:
-            self.recorder._record_write(info, args, kwargs)
-        return func(*args, **kwargs)
-
-
-class _GraphMode(TorchFunctionMode):
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func in BACKWARDS:
-            return self.recorder._differentiate(func, args, kwargs)
-        out = func(*args, **kwargs)
-        if self.recorder.unbumped:
-            self.recorder._bump()
-        if isinstance(out, torch.Tensor):
-            gf = out.grad_fn
-            if gf is not None:
-                self.recorder._tag(gf)
-        elif type(out) in (tuple, list):
-            for o in out:
-                if isinstance(o, torch.Tensor) and o.grad_fn is not None:
-                    self.recorder._tag(o.grad_fn)
-        return out
-
-
-def _roots(func, args, kwargs) -> list:
-    if func is torch.Tensor.backward:
-        value = args[0] if args else kwargs.get("self")
-    elif func is torch.autograd.grad:
-        value = args[0] if args else kwargs.get("outputs")
-    else:
-        value = args[0] if args else kwargs.get("tensors")
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    return [v for v in values if isinstance(v, torch.Tensor)]
-
-
-
-def _creates_graph(func, args, kwargs) -> bool:
-    at = _CREATE_GRAPH_AT[func]
-    return bool(args[at] if len(args) > at else kwargs.get("create_graph", False))
-
-
-def _target(t: torch.Tensor) -> str:
-    if t._is_view():
-        return "view"
-    if t.grad_fn is not None:
-        return "activation"
-    return "parameter" if t.requires_grad or isinstance(t, torch.nn.Parameter) else "leaf"
-
-
-def _modules(skip: int) -> tuple:
-    """Weak references to the modules whose forward is running, innermost first."""
-    f = sys._getframe(skip)
-    out = []
-    while f is not None and len(out) < 8:
-        if f.f_code is _MODULE_CALL:
-            module = f.f_locals.get("self")
-            if module is not None:
-                out.append(weakref.ref(module))
-        f = f.f_back
-    return tuple(out)
-
-
-_OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
-
-
-def _inserted(f, callee) -> bool:
-    """Whether a frame is one the function mode put on the stack: ours, torch's dispatch into
-    it (overrides.py and the wrappers below the mode), or the torch function that called that."""
-    name = f.f_code.co_filename
-    if name.startswith(_HERE) or name == _OVERRIDES:
-        return True
-    return stacks.owner(name) == "torch" and (
-        f.f_code.co_name in ("inner", "_fn")
-        or (callee is not None and callee.f_code.co_filename == _OVERRIDES))
-
-
-def _warned_from(filename: str, lineno: int) -> tuple | None:
-    """For a warning that points at a frame the modes inserted: the file and line outside
-    them, the line that ran the op, as Python names it without the modes; else None."""
-    f, callee = sys._getframe(2), None
-    while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
-        f, callee = f.f_back, f
-    if f is None or not _inserted(f, callee):
-        return None
-    while f is not None and _inserted(f, callee):
-        f, callee = f.f_back, f
-    return None if f is None else (f.f_code.co_filename, f.f_lineno)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
 
 
 class Recorder:
@@ -226,26 +119,68 @@ class Recorder:
         # Saved tensors a saved-tensor hook (e.g. checkpoint's) kept out of reach, so unchecked.
         self.unchecked = 0
         self.unbumped: list = []
-        self._modes = (_GraphMode(self), _WriteMode(self))
+        self._modes = (modes.GraphMode(self), modes.WriteMode(self))
         self._showwarning = None
+        self._thread_hooks = (None, threading.excepthook)
+        # In-place errors that ended a thread (threading.excepthook), oldest first.
+        self.thread_errors: list = []
+        # True in a forked child, which records nothing.
+        self.forked = False
 
     def __enter__(self) -> Self:
         for mode in self._modes:
             mode.__enter__()
         self._showwarning = warnings.showwarning
         warnings.showwarning = self._show_warning
+        # Modes are per thread: threads started while recording record too, and an error
+        # that ends one is kept (after Python's own hook printed it) to be explained.
+        self._thread_hooks = (threading.getprofile(), threading.excepthook)
+        threading.setprofile(self._start_thread)
+        threading.excepthook = self._thread_died
+        _ACTIVE.add(self)
         return self
 
     def __exit__(self, *exc) -> None:
         if warnings.showwarning == self._show_warning:
             warnings.showwarning = self._showwarning
+        if threading.excepthook == self._thread_died:
+            threading.setprofile(self._thread_hooks[0])
+            threading.excepthook = self._thread_hooks[1]
+        _ACTIVE.discard(self)
+        if not self.forked:
+            for mode in reversed(self._modes):
+                mode.__exit__(None, None, None)
+
+    def _start_thread(self, frame, event, arg) -> None:
+        sys.setprofile(self._thread_hooks[0])
+        for mode in (modes.GraphMode(self), modes.WriteMode(self)):
+            mode.__enter__()
+
+    def _thread_died(self, args) -> None:
+        if args.exc_value is not None:
+            # Python's hook prints the thread's traceback: as it would without the modes.
+            tb = stacks.without_inserted(args.exc_traceback)
+            args.exc_value.__traceback__ = tb
+            args = threading.ExceptHookArgs([args.exc_type, args.exc_value, tb, args.thread])
+        self._thread_hooks[1](args)
+        if isinstance(args.exc_value, RuntimeError) and decode(str(args.exc_value)) is not None:
+            self.thread_errors.append(args.exc_value)
+
+    def _forked(self) -> None:
+        """A forked child does not record (its parent does): the modes come off its stack."""
+        if self.forked:
+            return
+        self.forked = True
         for mode in reversed(self._modes):
-            mode.__exit__(None, None, None)
+            try:
+                mode.__exit__(None, None, None)
+            except (RuntimeError, AssertionError):  # not on this thread's stack
+                pass
 
     def _show_warning(self, message, category, filename, lineno, file=None, line=None):
         """A warning raised by an op the modes ran keeps the line that ran the op."""
         if stacks.owner(filename) in ("fitlab", "torch"):
-            where = _warned_from(filename, lineno)
+            where = modes.warned_from(filename, lineno)
             if where is not None:
                 filename, lineno, line = *where, None
         self._showwarning(message, category, filename, lineno, file, line)
@@ -267,7 +202,7 @@ class Recorder:
                     continue
                 if stack is None:
                     stack = stacks.capture(3)
-                    modules = _modules(3) if inplace else ()
+                    modules = modes.modules(3) if inplace else ()
                 try:
                     version = t._version
                 except RuntimeError:  # inference tensors have no version counter
@@ -279,7 +214,7 @@ class Recorder:
                         del self.history[next(iter(self.history))]
                 self.history[key] = hist
                 hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
-                                  _target(t), modules))
+                                  modes.target(t), modules))
                 if foreach:
                     self.unbumped.append((t, version))
 
@@ -304,7 +239,7 @@ class Recorder:
             todo.extend(n for n, _ in node.next_functions if n is not None)
 
     def _differentiate(self, func, args, kwargs):
-        roots = _roots(func, args, kwargs)
+        roots = modes.roots(func, args, kwargs)
         failed_stack = stacks.capture(3)
         nodes = walk(roots)
         for node in nodes:
@@ -323,7 +258,7 @@ class Recorder:
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
             raise
-        if _creates_graph(func, args, kwargs):
+        if modes.creates_graph(func, args, kwargs):
             self._tag_made_in_backward(func, out, nodes, (self.seq, failed_stack))
         return out
 

@@ -144,7 +144,7 @@ def format_report(report: Report) -> str:
     """The human text the CLI prints: Python's traceback of the error, then where the stale
     tensor was saved, written and differentiated, and the fix."""
     out = []
-    if report.status in ("inplace_error", "other_error") and report.traceback:
+    if report.traceback:
         out.append(report.traceback.rstrip("\n"))
     if report.status == "inplace_error":
         out.append("")

@@ -4,6 +4,7 @@ happened into a Report."""
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -22,13 +23,24 @@ _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 INTERRUPTED = 130
 
 
+def _as_python(stack: traceback.StackSummary) -> traceback.StackSummary:
+    frames = list(stack)
+    keep = []
+    for i, f in enumerate(frames):
+        callee = (frames[i + 1].filename, frames[i + 1].name) if i + 1 < len(frames) else None
+        if (stacks.inserted(f.filename, f.name, callee) or os.path.abspath(f.filename).startswith(_HERE)
+                or f.filename.startswith("<frozen runpy")):
+            continue
+        keep.append(f)
+    return traceback.StackSummary.from_list(keep)
+
+
 def _strip_ours(te: traceback.TracebackException, seen: set) -> None:
-    """Drop fitlab.explain's frames from a traceback (and its causes), as if Python ran the script."""
+    """Drop the frames fitlab.explain and its modes added to a traceback (and its causes), as if
+    Python ran the script alone."""
     while te is not None and id(te) not in seen:
         seen.add(id(te))
-        te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if not os.path.abspath(f.filename).startswith(_HERE)
-             and not f.filename.startswith("<frozen runpy")])
+        te.stack = _as_python(te.stack)
         _strip_ours(te.__cause__, seen)
         te = te.__context__
 
@@ -92,10 +104,12 @@ def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
 
 def report_of(exc: BaseException | None, rec: Recorder) -> Report:
     """The Report of a recorded run that ended with `exc` (None: it finished)."""
-    if exc is None:
-        return Report("finished", **_common(rec))
-    if isinstance(exc, SystemExit):
-        return Report("finished", exit_code=_exit_code(exc), **_common(rec))
+    if exc is None or isinstance(exc, SystemExit):
+        code = 0 if exc is None else _exit_code(exc)
+        if rec.thread_errors:
+            # Python's threading.excepthook printed its traceback; the exit status stays the script's.
+            return dataclasses.replace(_inplace_report(rec.thread_errors[0], rec), exit_code=code, traceback=None)
+        return Report("finished", exit_code=code, **_common(rec))
     if isinstance(exc, KeyboardInterrupt):
         return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED,
                       traceback=python_traceback(exc), **_common(rec))

@@ -12,6 +12,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import types
 from dataclasses import dataclass
 
 import torch
@@ -73,6 +74,7 @@ def _prefix(path: str) -> str:
 _PATHS = sysconfig.get_paths()
 _TORCH = _prefix(os.path.dirname(torch.__file__))
 _FITLAB = _prefix(os.path.dirname(os.path.dirname(__file__)))
+_EXPLAIN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _SITE = tuple({_prefix(p) for p in (_PATHS["purelib"], _PATHS["platlib"])}
               | {_prefix(p) for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")})
 _STDLIB = tuple({_prefix(_PATHS["stdlib"]), _prefix(_PATHS["platstdlib"])})
@@ -146,6 +148,39 @@ def via(stack: tuple) -> tuple:
         else:
             out.append([pkg, 1])
     return tuple(Via(p, n) for p, n in out)
+
+
+OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
+_WRAPPERS = ("inner", "_fn")  # torch._compile's and torch._dynamo's wrappers of a dispatch mode
+
+
+def inserted(filename: str, name: str, callee: tuple | None) -> bool:
+    """Whether a frame (file, function; callee: the frame it called, or None) is one the modes put
+    on the stack: fitlab's, torch's dispatch into a mode (overrides.py, the wrappers that call a
+    dispatch mode), or the torch function whose call was handed to the function mode."""
+    if filename == OVERRIDES or owner(filename) == "fitlab" and filename.startswith(_EXPLAIN):
+        return True
+    if owner(filename) != "torch" or callee is None:
+        return False
+    return callee[0] == OVERRIDES or (name in _WRAPPERS and (callee[1] in _WRAPPERS or callee[0].startswith(_EXPLAIN)))
+
+
+def without_inserted(tb):
+    """A traceback (types.TracebackType chain) without the frames the modes inserted."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    keep = []
+    for i, t in enumerate(entries):
+        callee = None if i + 1 == len(entries) else (entries[i + 1].tb_frame.f_code.co_filename,
+                                                     entries[i + 1].tb_frame.f_code.co_name)
+        if not inserted(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_name, callee):
+            keep.append(t)
+    out = None
+    for t in reversed(keep):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
 
 
 def runs_torch_file(stack: tuple, relative: str) -> bool:
