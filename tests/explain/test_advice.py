@@ -105,6 +105,7 @@ EDITED = [
     ("embedding_max_norm.py", "embedding_max_norm", ["W", "embedding"],
      [("a = embedding.weight @ W.t()  # saved-here", "a = (embedding.weight * 1.0) @ W.t()")]),
     ("refill_noise.py", "refilled_input", ["G"], [("z.normal_()  # written-here", "z = torch.randn(5, 4)")]),
+    ("double_backward.py", "augmented_assignment", ["w", "x"], [("h.mul_(2)  # written-here", "h = h * 2")]),
 ]
 
 
