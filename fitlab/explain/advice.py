@@ -98,8 +98,9 @@ class Fix:
 
 def _user_line(stack: tuple):
     """(file, line, raw source) of the innermost user frame of a captured stack, or None."""
-    for code, line in stack:
-        if line is not None and stacks.is_user_file(code.co_filename):
+    for code, lasti in stack:
+        line = stacks.line_of(code, lasti) if stacks.is_user_file(code.co_filename) else None
+        if line is not None:
             return code.co_filename, line, linecache.getline(code.co_filename, line)
     return None
 

@@ -202,7 +202,7 @@ class Recorder:
                     continue
                 if stack is None:
                     stack = stacks.capture(3)
-                    modules = modes.modules(3) if inplace else ()
+                    modules = modes.modules(3) if inplace and modes.in_module(stack) else ()
                 try:
                     version = t._version
                 except RuntimeError:  # inference tensors have no version counter

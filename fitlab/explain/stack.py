@@ -1,4 +1,5 @@
-"""Cheap Python stacks: captured as (code, line) pairs, resolved to frames only for a report.
+"""Cheap Python stacks: captured as (code, instruction offset) pairs, resolved to lines and
+frames only for a report (a frame's line number costs a walk of its line table).
 
 A frame is the user's unless its file belongs to torch, the standard library, fitlab,
 or any installed package (site-packages: Lightning, transformers, accelerate...).
@@ -55,14 +56,15 @@ class Via:
 
 
 def capture(skip: int = 1) -> tuple:
-    """The caller's stack, innermost first, as (code object, line) pairs, up to the program's start."""
+    """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
+    program's start (see line_of)."""
     f = sys._getframe(skip)
     out = []
     while f is not None and len(out) < MAX_DEPTH:
         code = f.f_code
         if code in BOUNDARIES:
             break
-        out.append((code, f.f_lineno))
+        out.append((code, f.f_lasti))
         f = f.f_back
     return tuple(out)
 
@@ -116,14 +118,27 @@ def is_user_file(filename: str) -> bool:
     return owner(filename) is None
 
 
+def line_of(code, lasti: int) -> int | None:
+    """The source line of the instruction at offset `lasti` in `code`."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line
+    return None
+
+
 def _frame(code, line: int) -> Frame:
     return Frame(code.co_filename, line, code.co_name, linecache.getline(code.co_filename, line).strip())
 
 
 def user_frames(stack: tuple) -> tuple:
     """The user's frames of a captured stack, outermost first."""
-    return tuple(_frame(code, line) for code, line in reversed(stack)
-                 if line is not None and is_user_file(code.co_filename))
+    out = []
+    for code, lasti in reversed(stack):
+        if is_user_file(code.co_filename):
+            line = line_of(code, lasti)
+            if line is not None:
+                out.append(_frame(code, line))
+    return tuple(out)
 
 
 # Packages whose frames below the user's line say nothing the user can act on.
