@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import os
-import sys
 import threading
 import warnings
 import weakref
@@ -121,7 +120,7 @@ class Recorder:
         self.unbumped: list = []
         self._modes = (modes.GraphMode(self), modes.WriteMode(self))
         self._showwarning = None
-        self._thread_hooks = (None, threading.excepthook)
+        self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         # In-place errors that ended a thread (threading.excepthook), oldest first.
         self.thread_errors: list = []
         # True in a forked child, which records nothing.
@@ -134,8 +133,8 @@ class Recorder:
         warnings.showwarning = self._show_warning
         # Modes are per thread: threads started while recording record too, and an error
         # that ends one is kept (after Python's own hook printed it) to be explained.
-        self._thread_hooks = (threading.getprofile(), threading.excepthook)
-        threading.setprofile(self._start_thread)
+        self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
+        threading.Thread._bootstrap_inner = self._thread_body()
         threading.excepthook = self._thread_died
         _ACTIVE.add(self)
         return self
@@ -144,17 +143,22 @@ class Recorder:
         if warnings.showwarning == self._show_warning:
             warnings.showwarning = self._showwarning
         if threading.excepthook == self._thread_died:
-            threading.setprofile(self._thread_hooks[0])
+            threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
         _ACTIVE.discard(self)
         if not self.forked:
             for mode in reversed(self._modes):
                 mode.__exit__(None, None, None)
 
-    def _start_thread(self, frame, event, arg) -> None:
-        sys.setprofile(self._thread_hooks[0])
-        for mode in (modes.GraphMode(self), modes.WriteMode(self)):
-            mode.__enter__()
+    def _thread_body(self):
+        """Thread._bootstrap_inner (which runs the thread and its excepthook) under modes of the
+        thread's own, taken off again when it ends: a thread must not die with them on."""
+        body, recorder = self._thread_hooks[0], self
+
+        def recorded(thread) -> None:
+            with modes.GraphMode(recorder), modes.WriteMode(recorder):
+                body(thread)
+        return recorded
 
     def _thread_died(self, args) -> None:
         if args.exc_value is not None:

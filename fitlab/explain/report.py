@@ -147,12 +147,12 @@ def format_report(report: Report) -> str:
     if report.traceback:
         out.append(report.traceback.rstrip("\n"))
     if report.status == "inplace_error":
-        out.append("")
+        if out:
+            out.append("")  # after Python's traceback, as a paragraph of its own
         t = report.tensor
         if t is not None and t.node is not None:
             shape = list(t.shape) if t.shape is not None else "?"
-            out.append(f"fitlab.explain: [{t.type} {shape}] saved by {t.node} (as {t.saved_as}) "
-                       f"at version {t.saved_version}")
+            out.append(f"[{t.type} {shape}] saved by {t.node} (as {t.saved_as}) at version {t.saved_version}")
             out += _lines("saved at", report.saved_at, via=report.saved_via)
             for i, w in enumerate(report.writes):
                 label = "written at" if i == 0 else "then at"
@@ -161,7 +161,7 @@ def format_report(report: Report) -> str:
             if report.writes_missing > 0:
                 out.append(f"  ({report.writes_missing} earlier write(s) no longer recorded)")
         else:
-            out.append("fitlab.explain: could not find the stale tensor in the graph")
+            out.append("(fitlab.explain could not find the stale tensor in the graph)")
         out += _lines("failed at", report.failed_at, callers=0, via=report.failed_via)
         if report.fix is not None:
             out += _fix_lines(report.fix)

@@ -56,7 +56,7 @@ def test_inplace_error_prints_pythons_traceback_then_the_report():
     ours, alone = cli(str(SCRIPTS / "exp_augassign.py")), python(str(SCRIPTS / "exp_augassign.py"))
     assert ours.returncode == 1 and alone.returncode == 1
     assert ours.stderr.startswith(alone.stderr.rstrip("\n"))
-    assert "fitlab.explain: [torch.FloatTensor [4]]" in ours.stderr and OURS not in ours.stderr
+    assert "[torch.FloatTensor [4]]" in ours.stderr and OURS not in ours.stderr
 
 
 @pytest.mark.parametrize("script", ["closes_stdout.py", "keyboard.py"])

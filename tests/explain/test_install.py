@@ -60,7 +60,7 @@ def test_console_script_and_module_behave_the_same(venv, tmp_path):
     module = run(venv / "bin" / "python", "-m", "fitlab.explain", script, cwd=tmp_path)
     assert tool.returncode == module.returncode == 1
     assert tool.stderr == module.stderr
-    assert "fitlab.explain: [torch.FloatTensor [4]] saved by ExpBackward0" in tool.stderr
+    assert "[torch.FloatTensor [4]] saved by ExpBackward0" in tool.stderr
     assert str(site_packages(venv)) not in tool.stderr and str(ROOT / "fitlab") not in tool.stderr
 
 
