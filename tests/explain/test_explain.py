@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -362,3 +363,12 @@ def test_decode_round_trips_generated_messages(prefix, suffix, device, dtype, sh
 def test_decode_adversarial_long_inputs_complete(chunk, n):
     head = "one of the variables needed for gradient computation has been modified by an inplace operation: ["
     assert decode(head + chunk * n) is not None
+
+
+def test_the_decoder_imports_no_torch():
+    """A fresh interpreter: `import fitlab.explain.decode` (the page's pure-text decoder) leaves
+    torch unimported, and the package's `decode` is still the function."""
+    code = ("import sys, fitlab.explain.decode, fitlab.explain as e; "
+            "print('torch' in sys.modules, callable(e.decode) and e.decode is fitlab.explain.decode.decode)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == ["False", "True"]
