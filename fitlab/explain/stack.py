@@ -202,10 +202,3 @@ def runs_torch_file(stack: tuple, relative: str) -> bool:
     """Whether a captured stack runs torch code under `relative` (e.g. "optim/", "nn/init.py")."""
     prefix = os.path.join(os.path.dirname(torch.__file__), relative)
     return any(code.co_filename.startswith(prefix) for code, _ in stack)
-
-
-def torch_qualnames(stack: tuple, relative: str) -> list:
-    """The qualified names (e.g. "ReLU.forward") of the stack's functions in torch's `relative`
-    folder or file, innermost first."""
-    prefix = os.path.join(os.path.dirname(torch.__file__), relative)
-    return [code.co_qualname for code, _ in stack if code.co_filename.startswith(prefix)]
