@@ -171,7 +171,7 @@ def test_decoder_on_provoked_messages(make, producer, kind_words):
 
 
 def test_decoder_on_older_wordings():
-    from tests.test_explain import BLOG, OLD
+    from tests.explain.test_explain import BLOG, OLD
 
     words = page_words(decode_page(BLOG))  # the blog's torch: AsStridedBackward0
     assert "What made it: `AsStrided`" in words

@@ -78,14 +78,17 @@ class ExplainedBlog:
 
 
 def _in_script(report: Report, path: str) -> Report:
-    """The report with only the script's own frames: the worker's frames
-    that called run_script are not the script's."""
+    """The report with only the script's own frames (the worker's frames
+    that called run_script are not the script's), without Python's traceback
+    of the error, which the CLI prints before the report: the page shows
+    the script itself, its lines marked."""
     target = os.path.realpath(path)
 
     def ours(chain: tuple) -> tuple:
         return tuple(f for f in chain if os.path.realpath(f.file) == target)
 
-    return replace(report, saved_at=ours(report.saved_at), failed_at=ours(report.failed_at),
+    return replace(report, traceback=None if report.status == "inplace_error" else report.traceback,
+                   saved_at=ours(report.saved_at), failed_at=ours(report.failed_at),
                    writes=tuple(replace(w, frames=ours(w.frames)) for w in report.writes),
                    silent_writes=tuple(replace(s, frames=ours(s.frames)) for s in report.silent_writes))
 
