@@ -22,8 +22,8 @@ else:
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
     from ui.tabs.training import loss_section, parameter_tables, watch
-    from ui.text import INTRO
     from ui.warmup import page_ran
+    from ui.words import INTRO
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
     narrow_screen_style()

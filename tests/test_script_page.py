@@ -215,7 +215,7 @@ def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
     def too_slow(*args, **kwargs):
         raise TimeoutError
 
-    monkeypatch.setattr("ui.tabs.failure.run_isolated", too_slow)
+    monkeypatch.setattr("ui.tabs.failure.script.run_isolated", too_slow)
     at = open_page(timeout=180, detach="false", epochs="3")
     assert not at.exception
     assert any("took too long" in w.value for w in at.warning)

@@ -18,9 +18,8 @@ import streamlit as st
 import fitlab
 from fitlab import Config
 from fitlab.cache import RunCache
-from fitlab.jobs import JobGate, ServerBusy
+from fitlab.jobs import JobGate, Place, ServerBusy
 from fitlab.run import Run
-from ui.text import server_busy, waiting_in_line
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
 # measured on; more only make each slower (docs/robustness.md).
@@ -40,6 +39,20 @@ def run_cache() -> RunCache:
 def job_gate() -> JobGate:
     """The server's one gate for heavy jobs, shared by every session."""
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
+
+
+def waiting_in_line(what: str, place: Place, slots: int) -> str:
+    """Plain text: a job waiting for a free slot, and its place in line."""
+    others = place.running + place.ahead
+    return (f"Waiting to start {what}: the server runs {slots} at once, and "
+            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
+            f"({place.running} running, {place.ahead} waiting ahead of you).")
+
+
+def server_busy(what: str, busy: ServerBusy) -> str:
+    """Plain text: a job turned away because the line is full."""
+    return (f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
+            "waiting. Try again in a minute; your settings stay in the address bar.")
 
 
 def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:

@@ -59,7 +59,7 @@ def warm() -> None:
     # (each holds its own torch), the second starts if two replays meet.
     isolation.warm(1)
     # The default lesson's script through fitlab.explain, into the cache.
-    from ui.tabs.failure import cached_explained
+    from ui.tabs.failure.script import cached_explained
 
     cached_explained(fitlab.Config(detach=False))
     # The default run's Student vs teacher tables; the first matching of

@@ -13,9 +13,8 @@ from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
 from fitlab.engines.threads import use_torch_threads
 from fitlab.frames import FrameRecorder
-from fitlab.run import Run, TrainingError, make_run
+from fitlab.run import Progress, Run, TrainingError, make_run
 from fitlab.student.distance import DistanceTracker
-from fitlab.training import Progress
 
 
 def train_autograd(config: Config, progress: Progress | None = None) -> Run:
