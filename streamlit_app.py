@@ -23,16 +23,17 @@ else:
     from ui.tabs.sweep import sweep_section
     from ui.tabs.training import loss_section, parameter_tables, watch
     from ui.warmup import page_ran
-    from ui.words import INTRO
+    from ui.words import intro_html
 
     st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
     narrow_screen_style()
     st.title("fitlab")
-    st.markdown(INTRO)
+    intro = st.container(key="intro")  # filled once the sidebar has read the settings
     decode_section()
 
     url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
     config = read_config()
+    intro.html(intro_html(config))
     if config is None:
         compare_section()  # earlier runs stay comparable while the settings are invalid
     else:
