@@ -14,7 +14,7 @@ else:
     from ui.decode import decode_section
     from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
-    from ui.sidebar import read_config
+    from ui.sidebar import read_config, refusal_section
     from ui.state import run_with_progress
     from ui.tabs.compare import compare_section, remember
     from ui.tabs.failure import error_panel, failure_diagnosis
@@ -35,7 +35,13 @@ else:
     config = read_config()
     intro.html(intro_html(config))
     if config is None:
-        compare_section()  # earlier runs stay comparable while the settings are invalid
+        # The page stays whole: why these settings do not run, and the nearest
+        # that do; earlier runs stay comparable.
+        refused, compare = st.tabs(["Training", "Compare runs"], key="refused_view", on_change="rerun")
+        with refused:
+            refusal_section()
+        with compare:
+            compare_section(shown=compare.open)
     else:
         run = run_with_progress(config)
         remember(run)

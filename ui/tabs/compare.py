@@ -6,6 +6,7 @@ import streamlit as st
 
 import fitlab
 from fitlab.charts import overlay_chart
+from fitlab.config import Config
 from fitlab.run import Run
 from fitlab.runlog import RunLog, parameters_csv, runs_csv
 from ui.charts import draw
@@ -76,11 +77,18 @@ def compare_section(shown: bool = True) -> None:
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Solid: train loss; dashed: test loss.")
-    cache = run_cache()  # resolved here: the parameters file is built on another thread
     left, right = st.columns(2)
     left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
                          file_name="fitlab-runs.csv", mime="text/csv", key="download_runs")
     right.download_button(
         "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
         key="download_parameters",
-        data=lambda: parameters_csv([(r.label, cache.get(r.config, fitlab.train)) for r in picked]))
+        data=picked_parameters_csv(tuple((r.label, r.config) for r in picked)))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def picked_parameters_csv(picked: tuple[tuple[str, Config], ...]) -> str:
+    """The picked runs' parameters as CSV, built before the button is drawn:
+    a file built lazily (data=callable) is kept only until the next rerun,
+    so a second quick click got "Deferred file … not found" and nothing."""
+    return parameters_csv([(label, run_cache().get(config, fitlab.train)) for label, config in picked])
