@@ -1,0 +1,73 @@
+"""No dead ends, in the browser: a link over the work budget keeps the page
+whole and offers the nearest settings that fit, one click away; every
+download arrives, however quickly they follow each other; a bad link's
+warning gives each setting's allowed range, inside its box."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pandas as pd
+import pytest
+
+from fitlab import Config, train
+from fitlab.affordable import nearest_affordable
+from fitlab.runlog import parameters_csv
+
+from .browsing import DRAWN_CHART, expect, open_page, rerun_after
+
+pytestmark = pytest.mark.browser
+
+OVER_BUDGET = "/?width=256&epochs=2000&batch_size=1"
+WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def test_an_over_budget_link_keeps_the_page_and_offers_the_nearest_settings_that_fit(page, server):
+    open_page(page, server + OVER_BUDGET)
+    expect(page.get_by_role("tab", name="Training")).to_be_visible()
+    expect(page.get_by_role("tab", name="Compare runs")).to_be_visible()
+    expect(page.locator('[data-testid="stAlert"]', has_text="too much work")).to_have_count(1)
+    offers = page.locator(".st-key-budget_offers button")
+    nearest = nearest_affordable(Config(width=256, epochs=2000, batch_size=1), choices={"width": WIDTHS})
+    expect(offers).to_have_count(min(3, len(nearest)))
+    expect(offers.first).to_have_text(f"Advanced › Epochs 2000 → {nearest[0].epochs}")
+    rerun_after(page, lambda: offers.first.click())
+    page.wait_for_selector(DRAWN_CHART)                        # it ran: the loss chart is drawn
+    expect(page.locator('[data-testid="stAlert"]', has_text="too much work")).to_have_count(0)
+    expect(page).to_have_url(re.compile(rf"[?&]epochs={nearest[0].epochs}\b"))
+    expect(page.get_by_role("slider", name="Hidden width")).to_have_attribute("aria-valuetext", "256")
+
+
+def test_two_quick_downloads_both_arrive_every_time(page, server, tmp_path):
+    open_page(page, server)
+    thumb = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))      # a second run, width 6
+    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
+    for _ in range(2):
+        got = []
+        for key in ("download_runs", "download_parameters"):   # one right after the other
+            with page.expect_download() as download:
+                page.locator(f".st-key-{key} button").click()
+            path = tmp_path / f"{key}-{len(got)}.csv"
+            download.value.save_as(path)
+            got.append(path.read_text())
+        assert got[0].startswith("run,") and "train_loss" in got[0].splitlines()[0]
+        assert got[1].startswith("run,") and "parameter" in got[1].splitlines()[0]
+    # The parameters file is torch's: each picked run's teacher and student.
+    labels = list(dict.fromkeys(pd.read_csv(io.StringIO(got[1]))["run"]))
+    assert len(labels) == 2
+    expected = parameters_csv([(labels[0], train(Config())), (labels[1], train(Config(width=6)))])
+    assert got[1] == expected
+
+
+def test_a_bad_links_warning_gives_the_allowed_range_inside_its_box(page, server):
+    open_page(page, server + "/?width=9999&lr=abc&batch_size=70")
+    box = page.locator(".st-key-url_warning")
+    lines = box.locator('[data-testid="stText"]')
+    expect(lines).to_contain_text("width=9999: 1 to 256; using the default, 5.")
+    expect(lines).to_contain_text("lr=abc: 1e-06 to 10; using the default, 0.01.")
+    expect(lines).to_contain_text("batch_size=70: 1 to 50")
+    outer, inner = box.bounding_box(), lines.bounding_box()
+    assert outer["y"] <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"]
+    assert box.evaluate("(b) => getComputedStyle(b).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
