@@ -144,8 +144,10 @@ def leaf_written():
 
 
 def decode_page(message: str):
+    """The page after pasting `message` into the decoder and pressing Decode."""
     at = open_page()
-    at.text_area(key="decode_message").input(message).run()
+    at.text_area(key="decode_message").input(message)
+    next(b for b in at.button if b.label == "Decode").click().run()
     assert not at.exception
     return at
 
