@@ -130,6 +130,15 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
 # no symbol in a stroke-dash legend.
 
 
+# Kelly's colours of maximum contrast (without white, black and the greys
+# that read as disabled): up to 18 runs, each its own hue and lightness.
+# tableau20 and category20 come in light/dark pairs of one hue, which two
+# runs then seem to share.
+DISTINCT_COLOURS = ("#0067A5", "#F38400", "#008856", "#BE0032", "#875692", "#F3C300", "#A1CAF1", "#882D17",
+                    "#8DB600", "#E68FAC", "#2B3D26", "#F99379", "#604E97", "#C2B280", "#B3446C", "#DCD300",
+                    "#654522", "#E25822")
+
+
 def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = True) -> alt.Chart:
     """The picked runs' losses on one chart: colour by run (the legend says
     what differs; click an entry to bring its run forward), train solid and
@@ -148,7 +157,7 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
             color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
-                            scale=alt.Scale(scheme="tableau20" if len(runs) > 10 else "category10"),
+                            scale=alt.Scale(range=list(DISTINCT_COLOURS)),
                             legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
                                               labelLimit=600, titleLimit=600, symbolLimit=0)),
             strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
