@@ -183,27 +183,27 @@ def distance_long(distances: pd.DataFrame) -> pd.DataFrame:
     return long[np.isfinite(long["relative"])].reset_index(drop=True)
 
 
-def distance_chart(distances: pd.DataFrame) -> alt.Chart:
+def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     """Each layer's distance to the teacher over training, relative to where
     it started (a zoomed axis: the weights move a few percent while the loss
-    falls by orders of magnitude): solid raw, dashed after matching hidden
-    units; the tooltip gives the distance itself."""
+    falls by orders of magnitude): raw as lines, after matching hidden units
+    as open diamonds at the epochs matching was computed (a line through
+    those sparser points would cut the raw curve's bend and run above it);
+    the tooltip gives the distance itself."""
     layers = list(dict.fromkeys(distances["layer"]))
-    return (
-        alt.Chart(distance_long(distances))
-        .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
-        .encode(
-            x=alt.X("epoch:Q", title="epoch"),
-            y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
-                    scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
-            color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
-            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
-            tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
-                     alt.Tooltip("distance:Q", format=".4g"),
-                     alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
-        )
-        .properties(height=300)
-    )
+    raw = (alt.Chart().mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
+           .transform_filter("datum.measure == 'raw'"))
+    matched = (alt.Chart().mark_point(shape="diamond", filled=False, size=45, strokeWidth=1.5)
+               .transform_filter("datum.measure == 'matched'"))
+    return alt.LayerChart(data=distance_long(distances), layer=[raw, matched]).encode(
+        x=alt.X("epoch:Q", title="epoch"),
+        y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
+                scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
+        color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
+        tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
+                 alt.Tooltip("distance:Q", format=".4g"),
+                 alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
+    ).properties(height=300)
 
 
 def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
@@ -226,20 +226,24 @@ def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
 
 def slice_chart(slices: pd.DataFrame) -> alt.Chart:
     """Loss along the straight lines to the teacher, t = 0 at the student:
-    train solid, test dashed."""
+    train solid, test dashed (a legend says which), on a log axis: the line
+    from the final student starts a thousand times lower than the one from
+    the initial student, and on a linear axis lies flat at 0. The loss at the
+    teacher itself (t = 1) is exactly 0 and has no place on it."""
     long = slices.melt(id_vars=["path", "t"], value_vars=["train_loss", "test_loss"],
                        var_name="split", value_name="loss")
     long["split"] = long["split"].map({"train_loss": "train", "test_loss": "test"})
-    long = long[np.isfinite(long["loss"])]
+    long = long[np.isfinite(long["loss"]) & (long["loss"] > 0)]
     return (
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
             x=alt.X("t:Q", title="t (0 = the student, 1 = the teacher)"),
-            y=alt.Y("loss:Q", title="mean squared error", scale=alt.Scale(zero=True)),
+            y=alt.Y("loss:Q", title="mean squared error (log)", scale=alt.Scale(type="log")),
             color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
                             scale=alt.Scale(scheme="category10")),
-            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"],
+                                      legend=alt.Legend(orient="bottom", direction="horizontal")),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
                      alt.Tooltip("loss:Q", format=".4g")],
         )

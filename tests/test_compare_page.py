@@ -106,8 +106,8 @@ def test_student_versus_teacher_charts_show_the_runs_own_data(app):
     assert set(slices.path) == {"initial student → teacher", "final student → teacher"}
     # The loss chart (Training tab, colour by split) is layered too: its constant-predictor rules.
     layered = [spec for spec in (json.loads(c.proto.spec) for c in app.get("vega_lite_chart"))
-               if "layer" in spec and spec.get("encoding", {}).get("color", {}).get("field") != "split"]
-    assert len(layered) == 1   # the prediction scatter with its y = x line
+               if "layer" in spec and spec.get("encoding", {}).get("color", {}).get("field") not in ("split", "layer")]
+    assert len(layered) == 1   # the prediction scatter with its y = x line (the distances: raw lines, matched points)
 
 
 def test_the_distance_chart_shows_the_approach_and_says_how_far_it_got(app):

@@ -37,7 +37,7 @@ def approach_note(distances: pd.DataFrame, history: pd.DataFrame) -> str:
     if np.allclose(matched["matched"], matched["raw"], rtol=1e-9, atol=0):
         note += (" Matched equals raw at every epoch it was computed: the matching found no "
                  "relabelling of the hidden units that brings this student nearer, so each "
-                 "dashed line lies under its solid one.")
+                 "diamond sits on its line.")
     return note
 
 
@@ -56,9 +56,10 @@ def student_section(run: Run) -> None:
     st.header("Student versus teacher")
     st.subheader("Distance from the teacher's weights")
     draw(distance_chart, run.config, run.distances)
-    st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {approach_note(run.distances, run.history)} "
-               f"{WHY_RAW_STAYS_LARGE} {recording_note(run.distances, run.config.epochs)}")
+    st.caption(f"Lines: raw distance per layer; open diamonds: after matching the student's hidden "
+               f"units to the teacher's, at the epochs matching was computed. "
+               f"{approach_note(run.distances, run.history)} {WHY_RAW_STAYS_LARGE} "
+               f"{recording_note(run.distances, run.config.epochs)}")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
@@ -69,5 +70,5 @@ def student_section(run: Run) -> None:
         st.subheader("Loss on the straight line to the teacher")
         draw(slice_chart, run.config, run.loss_slices)
         st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 "
-                   "the loss is zero: the labels are the teacher's outputs.")
+                   "and from its final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1 "
+                   "the loss is zero (off a log axis): the labels are the teacher's outputs.")
