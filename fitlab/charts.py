@@ -98,29 +98,36 @@ def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
 
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
-    """Final test loss of each sweep config as a heatmap over two axes (log
-    colour scale), each cell labelled in a colour that contrasts with it; a
+    """Final test loss of each sweep config as a heatmap over two axes, each
+    cell labelled with its loss in a colour that contrasts with it; a
     diverged config (non-finite loss) is marked in words. A click selects a
-    cell (the point selection "cell", on the two axes' fields)."""
+    cell (the point selection "cell", on the two axes' fields).
+
+    Colour is the cell's rank among the finite losses (0 the lowest, 1 the
+    highest), not the loss: on a log scale one cell at 5e-13 among losses near
+    1e-3 left the other cells a single colour."""
     finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    drawn = table[finite]
+    drawn = table[finite].assign(rank=table.loc[finite, "test_loss"].rank(method="average", pct=False))
+    if len(drawn) > 1:
+        drawn["rank"] = (drawn["rank"] - 1) / (len(drawn) - 1)
+    else:
+        drawn["rank"] = 0.0
     base = alt.Chart(drawn).encode(
         x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:O", title=y, sort="descending"))
     picked = alt.selection_point(name="cell", fields=[x, y], on="click")
     cells = base.mark_rect(cursor="pointer").encode(
-        color=alt.Color("test_loss:Q", title="final test MSE",
-                        scale=alt.Scale(type="log", scheme="viridis", reverse=True)),
+        color=alt.Color("rank:Q", title="rank of final test MSE (0 lowest)",
+                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1])),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
                  alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
     ).add_params(picked)
-    # Reversed viridis runs from light yellow (low loss) to dark purple (high):
-    # dark text on the lighter half of the log range, white on the darker.
-    middle = float(np.sqrt(drawn["test_loss"].min() * drawn["test_loss"].max())) if len(drawn) else 1.0
+    # Reversed viridis runs from light yellow (low rank) to dark purple (high):
+    # dark text on the lighter half, white on the darker.
     labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
         text=alt.Text("test_loss:Q", format=".2g"),
-        color=alt.condition(alt.datum.test_loss > middle, alt.value("white"), alt.value("black")))
+        color=alt.condition(alt.datum.rank > 0.5, alt.value("white"), alt.value("black")))
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
         color="#d62728", fontSize=13, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")

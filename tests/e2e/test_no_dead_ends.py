@@ -71,3 +71,31 @@ def test_a_bad_links_warning_gives_the_allowed_range_inside_its_box(page, server
     outer, inner = box.bounding_box(), lines.bounding_box()
     assert outer["y"] <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"]
     assert box.evaluate("(b) => getComputedStyle(b).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
+
+
+_DRAWN = """(svg) => ({
+    dashed: [...svg.querySelectorAll('.mark-line path')].filter((p) => p.getAttribute('stroke-dasharray')).length,
+    lines: svg.querySelectorAll('.mark-line path').length,
+    diamonds: svg.querySelectorAll('.mark-symbol path').length,
+})"""
+
+
+def test_student_vs_teacher_pictures_agree_with_their_captions(page, server):
+    open_page(page, server)
+    rerun_after(page, lambda: page.get_by_role("tab", name="Student vs teacher").click())
+    panel = page.get_by_role("tabpanel", name="Student vs teacher")
+    charts = panel.locator('[data-testid="stVegaLiteChart"] svg.marks')
+    expect(charts).to_have_count(3)
+    distances = charts.nth(0).evaluate(_DRAWN)
+    # Raw as three solid lines; matched as points where it was computed: no
+    # dashed line through sparse points to run above the raw curve.
+    assert distances["lines"] == 3 and distances["dashed"] == 0 and distances["diamonds"] > 3
+    expect(panel).to_contain_text("each diamond sits on its line")
+    # The loss on the line to the teacher: a log axis (ticks a decade apart) and a train/test legend.
+    slices = charts.nth(2)
+    ticks = slices.evaluate("""(svg) => [...svg.querySelectorAll('.role-axis')].find((a) =>
+        a.querySelector('.role-axis-title text')?.textContent.startsWith('mean squared error'))
+        .querySelectorAll('.role-axis-label text').length""")
+    assert ticks >= 3
+    legend = slices.evaluate("(svg) => [...svg.querySelectorAll('.role-legend-label text')].map((t) => t.textContent)")
+    assert "train" in legend and "test" in legend
