@@ -41,3 +41,30 @@ def test_each_run_its_own_colour_a_sortable_table_and_a_dropped_run_named(page, 
         final = train(Config(width=width)).history.iloc[-1]
         assert float(row[2]) == pytest.approx(final.test_loss, rel=1e-3)
         assert float(row[1]) == pytest.approx(final.train_loss, rel=1e-3)
+
+
+def test_the_sweep_names_its_axes_and_downloads_as_csv(page, server, tmp_path):
+    import pandas as pd
+
+    import fitlab
+    from fitlab.sweeps import final_losses
+
+    open_page(page, server)
+    rerun_after(page, lambda: page.get_by_role("tab", name="Sweep").click())
+    panel = page.get_by_role("tabpanel", name="Sweep")
+    rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
+    expect(panel.get_by_role("heading", name="Final test MSE by lr and seed")).to_be_visible()
+    cells = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
+    expect(cells).to_have_count(20)
+    fills = cells.evaluate_all("(paths) => paths.map((p) => p.getAttribute('fill'))")
+    assert len(set(fills)) >= 15                      # ranks: nearly every cell a colour of its own
+    with page.expect_download() as download:
+        page.locator(".st-key-download_sweep button").click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    got = pd.read_csv(path)
+    lrs, seeds = sorted(got.lr.unique()), sorted(got.seed.unique())
+    expected = final_losses(fitlab.sweep(Config(), lr=lrs, seed=[int(s) for s in seeds]), ["lr", "seed"])
+    merged = got.merge(expected, on=["lr", "seed"], suffixes=("", "_torch"))
+    assert len(merged) == 20
+    assert (merged.test_loss - merged.test_loss_torch).abs().max() <= 1e-6 * merged.test_loss_torch.abs().max()
