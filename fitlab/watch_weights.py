@@ -183,10 +183,10 @@ def change_panel(frames: Frames, teacher: Layers, data) -> dict:
     """Per distinct layer: how far each weight and bias has moved from epoch
     0 at the shown epoch, on the layer's own symmetric colour scale."""
     rows = []
-    for (weights, biases, n_rows, n_cols, title), bound in zip(_layer_cells(frames, teacher, data),
-                                                               change_bounds(frames)):
+    cells = zip(_layer_cells(frames, teacher, data), change_bounds(frames), frames.names)
+    for (weights, biases, n_rows, n_cols, _), bound, name in cells:
         rows.append({"hconcat": [
-            _heatmap(weights, "change", bound, n_rows, n_cols, f"{title}.weight"),
+            _heatmap(weights, "change", bound, n_rows, n_cols, f"{name}.weight"),
             _heatmap(biases, "change", bound, n_rows, 1, "bias", legend="change")],
             "spacing": 8, "resolve": _INDEPENDENT})
     return {"vconcat": rows, "spacing": 12, "resolve": _INDEPENDENT,
