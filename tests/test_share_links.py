@@ -38,8 +38,7 @@ def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
 def test_a_link_with_detach_off_opens_the_lesson():
     at = open_link(detach="false", width="7")
     assert not at.exception
-    assert "loss.backward()" in at.error[0].value
-    assert any("[torch.FloatTensor [7, 1]]" in c.value for c in at.code)   # torch's own message
+    assert "[torch.FloatTensor [7, 1]]" in at.error[0].value
 
 
 def ignored_text(at) -> str:

@@ -1,7 +1,7 @@
 """The lesson's first screen (detach off), for a person who just hit this
-error in their own code: the general rule, what it was here, and the fix, in
-that order and above the fold; then torch's own message, how this torch's
-wording differs from the blog's, and what really went wrong in detail."""
+error in their own code: under torch's own message, the general rule, what
+it was here, and the fix, in that order and above the fold; then how this
+torch's wording differs from the blog's, and what really went wrong in detail."""
 
 from __future__ import annotations
 
@@ -38,13 +38,13 @@ RULE = (
 
 
 def error_panel(run: Run) -> None:
-    """The lesson's first screen: the rule, what it was here, the fix; then
-    torch's message and the details."""
+    """The lesson's first screen: torch's message, then the rule, what it
+    was here, the fix; then the details."""
     err = run.error
     replay = cached_autopsy(run.config)
     with st.container(key="lesson"):
-        st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}: "
-                 "a tensor saved for backward was modified by an inplace operation.")
+        st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
+                 f"Torch's own message:\n\n`{err.message}`")
         with st.container(key="lesson_rule"):
             st.markdown(RULE)
         with st.container(key="lesson_here"):
@@ -54,8 +54,6 @@ def error_panel(run: Run) -> None:
                         f"*{FIELD_LABELS['detach']}* in the sidebar to run it):")
             st.code(FIX_CODE, language="python")
         with st.container(key="lesson_details"):
-            st.markdown("**Torch's own message**")
-            st.code(err.message, language="text", wrap_lines=True)
             wording = wording_note(err.message, replay.torch_version)
             if wording is not None:
                 st.caption(wording)
