@@ -86,10 +86,11 @@ def compare_section(shown: bool = True) -> None:
                "mean, below 0 worse); click a column's name to sort by it.")
     left, right = st.columns(2)
     left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
-                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs")
+                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs",
+                         on_click="ignore")
     right.download_button(
         "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
-        key="download_parameters",
+        key="download_parameters", on_click="ignore",
         data=picked_parameters_csv(tuple((r.label, r.config) for r in picked)))
 
 
@@ -106,5 +107,7 @@ def picked_scores(picked: tuple[tuple[str, Config], ...]):
 def picked_parameters_csv(picked: tuple[tuple[str, Config], ...]) -> str:
     """The picked runs' parameters as CSV, built before the button is drawn:
     a file built lazily (data=callable) is kept only until the next rerun,
-    so a second quick click got "Deferred file … not found" and nothing."""
+    so a second quick click got "Deferred file … not found" and nothing. The
+    page's download buttons do not rerun it either (on_click="ignore"): a
+    rerun replaces the files a click may still be fetching."""
     return parameters_csv([(label, run_cache().get(config, fitlab.train)) for label, config in picked])

@@ -102,7 +102,8 @@ def _show(base: Config, x: str, y: str, table) -> None:
                           format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
     st.download_button("Download the sweep (CSV)", data=table.to_csv(index=False, na_rep="nan"),
-                       file_name=f"fitlab-sweep-{x}-{y}.csv", mime="text/csv", key="download_sweep")
+                       file_name=f"fitlab-sweep-{x}-{y}.csv", mime="text/csv", key="download_sweep",
+                       on_click="ignore")
 
 
 def _load_clicked(base: Config, cells: list[dict]) -> None:
