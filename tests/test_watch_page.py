@@ -48,3 +48,17 @@ def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
     assert watch_charts(at) == []
     open_tab(at, "Training")
     assert len(watch_charts(at)) == 6
+
+
+def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_diverged():
+    from fitlab.watch_weights import layer_movement
+    from ui.tabs.watch import watch_note
+
+    run = train(Config(width=7, lr=0.05, epochs=30))
+    moved = layer_movement(run.frames)
+    note = watch_note(run)
+    assert f"first {100 * moved[0]:.0f}%" in note or f"first {100 * moved[0]:.2g}%" in note
+    assert "By epoch 30" in note
+    diverged = train(Config(lr=10.0, epochs=15))
+    assert watch_note(diverged).startswith("The student at the epoch the slider picks. Its weights diverged")
+    assert "nan%" not in watch_note(diverged)

@@ -13,6 +13,7 @@ readout, Play with a speed and a loop.
 from __future__ import annotations
 
 import json
+import math
 
 import streamlit as st
 
@@ -115,14 +116,23 @@ def _percent(share: float) -> str:
 def watch_note(run: Run) -> str:
     """One line: what the pictures show, and how much the student moved."""
     frames = run.frames
+    last = int(frames.epochs[-1])
+    movement = layer_movement(frames)
+    if not all(math.isfinite(m) for m in movement):
+        return (f"The student at the epoch the slider picks. Its weights diverged (inf or nan by epoch "
+                f"{last}): move the slider back to see them before they did.")
     moved = ", ".join(f"{title} {_percent(share)}" for title, share in zip(layer_titles(frames),
-                                                                          layer_movement(frames)))
+                                                                          movement))
     relative = relative_distances(layer_distances(run))
-    final = relative[relative.epoch == relative.epoch.max()]
+    text = (f"The student at the epoch the slider picks. By epoch {last} its weights moved {moved} of "
+            f"their size at epoch 0 (the middle pictures: each weight's change, each layer on its own scale)")
+    if relative.empty:
+        return text + "."
+    at = int(relative.epoch.max())
+    final = relative[relative.epoch == at]
     distance = ", ".join(f"{row.layer} {row.percent:.0f}%" for row in final.itertuples())
-    return (f"The student at the epoch the slider picks. By epoch {int(frames.epochs[-1])} its weights moved "
-            f"{moved} of their size at epoch 0 (the middle pictures: each weight's change, each layer on "
-            f"its own scale), and its distance to the teacher is {distance} of where it started.")
+    when = "" if at == last else f" at epoch {at}, its last finite one"
+    return f"{text}, and its distance to the teacher{when} is {distance} of where it started."
 
 
 def recording_note(run: Run) -> str:
