@@ -14,7 +14,7 @@ else:
     from ui.decode import decode_section
     from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
-    from ui.sidebar import read_config
+    from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
     from ui.tabs.compare import compare_section, remember
     from ui.tabs.failure import error_panel, failure_diagnosis
@@ -23,19 +23,24 @@ else:
     from ui.tabs.sweep import sweep_section
     from ui.tabs.training import loss_section, parameter_tables, watch
     from ui.warmup import page_ran
-    from ui.words import INTRO
+    from ui.words import intro_html
 
     with drawing():  # a few page runs draw at once, server-wide (ui/state.py)
         st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
         narrow_screen_style()
         st.title("fitlab")
-        st.markdown(INTRO)
+        intro = st.container(key="intro")  # filled once the sidebar has read the settings
         decode_section()
 
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
+        intro.html(intro_html(config))
         if config is None:
-            compare_section()  # earlier runs stay comparable while the settings are invalid
+            # The page stays whole: why these settings do not run, and the nearest
+            # that do; earlier runs stay comparable.
+            refused, compare = st.tabs(["Training", "Compare runs"], key="refused_view", on_change="rerun")
+            with refused:
+                refusal_section()
         else:
             run = run_with_progress(config)
             remember(run)
@@ -65,7 +70,7 @@ else:
                     tied_gradient_section(run, shown=gradients.open)
                 with sweep:
                     sweep_section(config, shown=sweep.open)
-            with compare:
-                compare_section(shown=compare.open)
+        with compare:
+            compare_section(shown=compare.open)
         warn_about_url(url_note)  # last: every widget has read the URL by now
         page_ran()

@@ -98,29 +98,36 @@ def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
 
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
-    """Final test loss of each sweep config as a heatmap over two axes (log
-    colour scale), each cell labelled in a colour that contrasts with it; a
+    """Final test loss of each sweep config as a heatmap over two axes, each
+    cell labelled with its loss in a colour that contrasts with it; a
     diverged config (non-finite loss) is marked in words. A click selects a
-    cell (the point selection "cell", on the two axes' fields)."""
+    cell (the point selection "cell", on the two axes' fields).
+
+    Colour is the cell's rank among the finite losses (0 the lowest, 1 the
+    highest), not the loss: on a log scale one cell at 5e-13 among losses near
+    1e-3 left the other cells a single colour."""
     finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    drawn = table[finite]
+    drawn = table[finite].assign(rank=table.loc[finite, "test_loss"].rank(method="average", pct=False))
+    if len(drawn) > 1:
+        drawn["rank"] = (drawn["rank"] - 1) / (len(drawn) - 1)
+    else:
+        drawn["rank"] = 0.0
     base = alt.Chart(drawn).encode(
         x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:O", title=y, sort="descending"))
     picked = alt.selection_point(name="cell", fields=[x, y], on="click")
     cells = base.mark_rect(cursor="pointer").encode(
-        color=alt.Color("test_loss:Q", title="final test MSE",
-                        scale=alt.Scale(type="log", scheme="viridis", reverse=True)),
+        color=alt.Color("rank:Q", title="rank of final test MSE (0 lowest)",
+                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1])),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
                  alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
     ).add_params(picked)
-    # Reversed viridis runs from light yellow (low loss) to dark purple (high):
-    # dark text on the lighter half of the log range, white on the darker.
-    middle = float(np.sqrt(drawn["test_loss"].min() * drawn["test_loss"].max())) if len(drawn) else 1.0
+    # Reversed viridis runs from light yellow (low rank) to dark purple (high):
+    # dark text on the lighter half, white on the darker.
     labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
         text=alt.Text("test_loss:Q", format=".2g"),
-        color=alt.condition(alt.datum.test_loss > middle, alt.value("white"), alt.value("black")))
+        color=alt.condition(alt.datum.rank > 0.5, alt.value("white"), alt.value("black")))
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
         color="#d62728", fontSize=13, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
@@ -128,6 +135,15 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
 
 # Solid versus dashed is said in the page's captions: Streamlit's theme draws
 # no symbol in a stroke-dash legend.
+
+
+# Kelly's colours of maximum contrast (without white, black and the greys
+# that read as disabled): up to 18 runs, each its own hue and lightness.
+# tableau20 and category20 come in light/dark pairs of one hue, which two
+# runs then seem to share.
+DISTINCT_COLOURS = ("#0067A5", "#F38400", "#008856", "#BE0032", "#875692", "#F3C300", "#A1CAF1", "#882D17",
+                    "#8DB600", "#E68FAC", "#2B3D26", "#F99379", "#604E97", "#C2B280", "#B3446C", "#DCD300",
+                    "#654522", "#E25822")
 
 
 def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = True) -> alt.Chart:
@@ -148,7 +164,7 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
             x=alt.X("epoch:Q", title="epoch"),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
             color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
-                            scale=alt.Scale(scheme="tableau20" if len(runs) > 10 else "category10"),
+                            scale=alt.Scale(range=list(DISTINCT_COLOURS)),
                             legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
                                               labelLimit=600, titleLimit=600, symbolLimit=0)),
             strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
@@ -174,27 +190,27 @@ def distance_long(distances: pd.DataFrame) -> pd.DataFrame:
     return long[np.isfinite(long["relative"])].reset_index(drop=True)
 
 
-def distance_chart(distances: pd.DataFrame) -> alt.Chart:
+def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     """Each layer's distance to the teacher over training, relative to where
     it started (a zoomed axis: the weights move a few percent while the loss
-    falls by orders of magnitude): solid raw, dashed after matching hidden
-    units; the tooltip gives the distance itself."""
+    falls by orders of magnitude): raw as lines, after matching hidden units
+    as open diamonds at the epochs matching was computed (a line through
+    those sparser points would cut the raw curve's bend and run above it);
+    the tooltip gives the distance itself."""
     layers = list(dict.fromkeys(distances["layer"]))
-    return (
-        alt.Chart(distance_long(distances))
-        .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
-        .encode(
-            x=alt.X("epoch:Q", title="epoch"),
-            y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
-                    scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
-            color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
-            strokeDash=alt.StrokeDash("measure:N", title=None, sort=["raw", "matched"], legend=None),
-            tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
-                     alt.Tooltip("distance:Q", format=".4g"),
-                     alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
-        )
-        .properties(height=300)
-    )
+    raw = (alt.Chart().mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
+           .transform_filter("datum.measure == 'raw'"))
+    matched = (alt.Chart().mark_point(shape="diamond", filled=False, size=45, strokeWidth=1.5)
+               .transform_filter("datum.measure == 'matched'"))
+    return alt.LayerChart(data=distance_long(distances), layer=[raw, matched]).encode(
+        x=alt.X("epoch:Q", title="epoch"),
+        y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
+                scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
+        color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
+        tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("measure:N"), alt.Tooltip("epoch:Q"),
+                 alt.Tooltip("distance:Q", format=".4g"),
+                 alt.Tooltip("relative:Q", title="of the start's", format=".1%")],
+    ).properties(height=300)
 
 
 def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
@@ -217,20 +233,24 @@ def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
 
 def slice_chart(slices: pd.DataFrame) -> alt.Chart:
     """Loss along the straight lines to the teacher, t = 0 at the student:
-    train solid, test dashed."""
+    train solid, test dashed (a legend says which), on a log axis: the line
+    from the final student starts a thousand times lower than the one from
+    the initial student, and on a linear axis lies flat at 0. The loss at the
+    teacher itself (t = 1) is exactly 0 and has no place on it."""
     long = slices.melt(id_vars=["path", "t"], value_vars=["train_loss", "test_loss"],
                        var_name="split", value_name="loss")
     long["split"] = long["split"].map({"train_loss": "train", "test_loss": "test"})
-    long = long[np.isfinite(long["loss"])]
+    long = long[np.isfinite(long["loss"]) & (long["loss"] > 0)]
     return (
         alt.Chart(long)
         .mark_line(point=True)
         .encode(
             x=alt.X("t:Q", title="t (0 = the student, 1 = the teacher)"),
-            y=alt.Y("loss:Q", title="mean squared error", scale=alt.Scale(zero=True)),
+            y=alt.Y("loss:Q", title="mean squared error (log)", scale=alt.Scale(type="log")),
             color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
                             scale=alt.Scale(scheme="category10")),
-            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"], legend=None),
+            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"],
+                                      legend=alt.Legend(orient="bottom", direction="horizontal")),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
                      alt.Tooltip("loss:Q", format=".4g")],
         )

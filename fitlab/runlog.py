@@ -40,6 +40,9 @@ class LoggedRun:
         return f"#{self.number} {describe_changes(self.config)}{stopped}"
 
 
+DROPPED_KEPT = 5  # how many dropped runs' labels a log remembers, to say so
+
+
 class RunLog:
     """The runs made in one session, least recently made first, at most
     `limit`: past it the oldest unpinned run is dropped. A Config made again
@@ -50,6 +53,7 @@ class RunLog:
         self.limit = limit
         self.runs: list[LoggedRun] = []
         self.pinned: set[int] = set()  # numbers of the runs the limit and clear() keep
+        self.dropped: list[str] = []  # labels of the runs the limit dropped, the latest last (DROPPED_KEPT)
         self._made = 0
 
     def add(self, run: Run) -> LoggedRun:
@@ -66,7 +70,9 @@ class RunLog:
         while len(self.runs) > self.limit:
             # The newest run is the one on screen: it stays, pinned or not.
             droppable = [r for r in self.runs[:-1] if r.number not in self.pinned]
-            self.runs.remove(droppable[0] if droppable else self.runs[0])
+            gone = droppable[0] if droppable else self.runs[0]
+            self.runs.remove(gone)
+            self.dropped = [*self.dropped, gone.label][-DROPPED_KEPT:]
         self.pinned &= {r.number for r in self.runs}
         return entry
 
@@ -138,3 +144,16 @@ def parameters_csv(runs: list[tuple[str, Run]]) -> str:
     columns = ["run", *Config().as_dict(), "net", *PARAM_COLUMNS]
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     return table[columns].to_csv(index=False, na_rep="nan")
+
+
+def final_scores(runs: list[tuple[str, Run]]) -> pd.DataFrame:
+    """Per (label, run): its final train and test MSE and their R² (1 − MSE /
+    variance of that split's labels), one row each, in the given order."""
+    rows = []
+    for label, run in runs:
+        last = run.history.iloc[-1]
+        rows.append({"run": label,
+                     **{f"final {split} MSE": float(last[f"{split}_loss"]) for split in ("train", "test")},
+                     **{f"{split} R²": run.baseline.r_squared(float(last[f"{split}_loss"]), split)
+                        for split in ("train", "test")}})
+    return pd.DataFrame(rows, columns=["run", "final train MSE", "final test MSE", "train R²", "test R²"])

@@ -3,6 +3,8 @@ shows it with the saved, written and failed lines marked, for any sidebar settin
 other views cite its lines. Expected lines are found in the rendered script's text,
 so they test the recorder's frames, not a copy of them."""
 
+import html
+import re
 import sys
 
 import pytest
@@ -21,7 +23,10 @@ LINES = {  # role: (the code the report must point at, the script's line that ca
     "written": ("nn.init.kaiming_normal_(m.weight)", "net.apply(init_weight)"),
     "failed": ("loss.backward()", "train(net, trainer, Loss, X[:"),
 }
-MARKS = {"saved": "← saved here", "written": "← written here", "failed": "← backward fails here"}
+MARKS = {"saved": "saved here", "written": "written here", "failed": "backward fails here"}
+_ROW = re.compile(r'<div data-line="(?P<n>\d+)"(?: data-mark="(?P<role>\w+)"[^>]*)?><span class="n">\d+</span>'
+                  r'(?:<span>)?<code>(?P<code>.*?)</code>(?:<span class="say"><span class="role">\w+</span> '
+                  r'(?P<says>.*?)</span></span>)?</div>')
 
 
 def line_of(script: str, code: str) -> int:
@@ -59,11 +64,15 @@ def test_detached_script_runs_its_first_epoch_only():
     assert explained.printed.count("epoch ") == 1 and explained.anomaly_node is None
 
 
-def shown_script(at) -> str:
-    codes = [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
-    assert len(codes) == 1
-    assert codes[0].proto.show_line_numbers
-    return codes[0].value
+def shown_script(at) -> list[tuple[str, str | None, str]]:
+    """The marked script as the page draws it (HTML): per line its code,
+    the role it is marked with (or None), and what the mark says."""
+    bodies = [h.proto.body for h in at.get("html") if 'class="fitlab-script"' in h.proto.body]
+    assert len(bodies) == 1
+    rows = [m for m in _ROW.finditer(bodies[0])]
+    assert [int(m["n"]) for m in rows] == list(range(1, len(rows) + 1))
+    return [(html.unescape(m["code"]).rstrip(" ") if m["code"] != " " else "", m["role"],
+             html.unescape(m["says"] or "")) for m in rows]
 
 
 SETTINGS = [
@@ -84,14 +93,13 @@ def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
     config = Config(detach=False, **{k: (v == "true" if v in ("true", "false") else v)
                                      for k, v in query.items() if k != "detach"})
     script = blog_script(config)
-    shown = shown_script(at).splitlines()
-    assert [line.split("  # ←")[0] for line in shown] == script.rstrip("\n").splitlines()
+    shown = shown_script(at)
+    assert [code for code, _, _ in shown] == script.rstrip("\n").splitlines()
     for role, (inner, caller) in LINES.items():
-        n = line_of(script, inner)
-        assert shown[n - 1].startswith(script.splitlines()[n - 1]) and MARKS[role] in shown[n - 1], role
-        assert "← " in shown[line_of(script, caller) - 1]
-    marked = [line for line in shown if "# ←" in line]
-    assert len(marked) == 6
+        _, marked_as, says = shown[line_of(script, inner) - 1]
+        assert marked_as == role and says.startswith(MARKS[role]), role
+        assert shown[line_of(script, caller) - 1][2]
+    assert len([row for row in shown if row[1] is not None]) == 6
     story = next(m.value for m in at.markdown if m.value.startswith("- **Saved**"))
     for inner, _ in LINES.values():
         assert f"line {line_of(script, inner)} (`{inner}" in story
@@ -137,8 +145,10 @@ def leaf_written():
 
 
 def decode_page(message: str):
+    """The page after pasting `message` into the decoder and pressing Decode."""
     at = open_page()
-    at.text_area(key="decode_message").input(message).run()
+    at.text_area(key="decode_message").input(message)
+    next(b for b in at.button if b.label == "Decode").click().run()
     assert not at.exception
     return at
 
@@ -222,4 +232,5 @@ def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
     assert any("took too long" in w.value for w in at.warning)
     assert any(i.value.startswith("Not shown") for i in at.info)
     assert not [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
+    assert not [h for h in at.get("html") if 'class="fitlab-script"' in h.proto.body]
     assert "4. Fix gallery" in [s.value for s in at.subheader]

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import fitlab
@@ -91,16 +92,28 @@ def test_final_losses_and_heatmap():
     assert table.test_loss.iloc[0] == results[Config(epochs=5)].test_loss.iloc[-1]
     spec = sweep_heatmap(table, "lr", "seed").to_dict()
     cells, labels, diverged = spec["layer"]
-    assert cells["mark"]["type"] == "rect" and cells["encoding"]["color"]["scale"]["type"] == "log"
+    assert cells["mark"]["type"] == "rect" and cells["encoding"]["color"]["field"] == "rank"
     assert diverged["encoding"]["text"]["field"] == "note"
     # Readable: upright x labels, and each number in a colour that contrasts with its cell.
     assert cells["encoding"]["x"]["axis"]["labelAngle"] == 0
     assert labels["mark"]["fontSize"] >= 12
     colour = labels["encoding"]["color"]
     assert {colour["value"], colour["condition"]["value"]} == {"black", "white"}
-    finite = table.test_loss[np.isfinite(table.test_loss)]
-    assert f"{math.sqrt(finite.min() * finite.max())}" in colour["condition"]["test"]
+    assert "datum.rank > 0.5" in colour["condition"]["test"]
     # A click selects a cell by its two axes, for the page's on_select.
     (selection,) = spec["params"]
     assert selection["name"] == "cell" and selection["select"]["fields"] == ["lr", "seed"]
     assert selection["views"] == [cells["name"]]
+
+
+def test_one_outlier_cell_leaves_the_others_their_own_colours():
+    """The rank colour scale: a cell at 5e-13 among losses near 1e-3 does
+    not squash the others into one colour (a log scale did)."""
+    table = pd.DataFrame({"lr": [0.01, 0.02, 0.05, 0.1] * 4, "seed": sorted([0, 1, 2, 3] * 4),
+                          "train_loss": 1e-3, "test_loss": [5e-13, *np.linspace(1e-3, 2e-3, 15)]})
+    spec = sweep_heatmap(table, "lr", "seed").to_dict()
+    [drawn] = [pd.DataFrame(rows) for rows in spec["datasets"].values() if rows and "rank" in rows[0]]
+    ranks = drawn.set_index("test_loss")["rank"]
+    assert ranks.min() == 0 and ranks.max() == 1 and ranks.nunique() == 16
+    others = ranks.drop(5e-13)
+    assert others.max() - others.min() >= 0.9      # the 15 others span the scale, not a sliver of it

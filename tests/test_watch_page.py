@@ -19,11 +19,13 @@ def watch_charts(at):
 def test_the_training_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
     at = open_page()
     assert not at.exception
-    [spec] = watch_charts(at)
-    epoch = {p["name"]: p for p in spec["params"]}["epoch"]
-    assert epoch["bind"]["input"] == "range" and epoch["bind"]["max"] == 100
-    [chart] = watch_elements(at)
-    assert {d.name for d in chart.proto.datasets} >= {"losses", "predictions", "edges", "weights_1"}
+    specs = watch_charts(at)
+    assert len(specs) == 6      # loss, distance, predictions, diagram, change, weights
+    for spec in specs:
+        epoch = {p["name"]: p for p in spec["params"]}["epoch"]
+        assert epoch["bind"]["input"] == "range" and epoch["bind"]["max"] == 100
+    names = {d.name for chart in watch_elements(at) for d in chart.proto.datasets}
+    assert names >= {"losses", "distances", "predictions", "edges", "weights_1"}
     [player] = [h for h in at.get("html") if "fitlab-player" in h.proto.body]
     run = train(Config())
     assert json.dumps([int(e) for e in run.frames.epochs]) in player.proto.body
@@ -41,8 +43,22 @@ def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
     from tests.page_helpers import open_tab
 
     at = open_page()
-    assert len(watch_charts(at)) == 1
+    assert len(watch_charts(at)) == 6
     open_tab(at, "Compare runs")
     assert watch_charts(at) == []
     open_tab(at, "Training")
-    assert len(watch_charts(at)) == 1
+    assert len(watch_charts(at)) == 6
+
+
+def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_diverged():
+    from fitlab.watch_weights import layer_movement
+    from ui.tabs.watch import watch_note
+
+    run = train(Config(width=7, lr=0.05, epochs=30))
+    moved = layer_movement(run.frames)
+    note = watch_note(run)
+    assert f"first {100 * moved[0]:.0f}%" in note or f"first {100 * moved[0]:.2g}%" in note
+    assert "By epoch 30" in note
+    diverged = train(Config(lr=10.0, epochs=15))
+    assert watch_note(diverged).startswith("The student at the epoch the slider picks. Its weights diverged")
+    assert "nan%" not in watch_note(diverged)

@@ -1,18 +1,31 @@
-"""Decode your own error: paste torch's in-place error message, of any torch
-version, and have each part explained. Nothing pasted is run, and it is never
-rendered as markdown: only the facts decode() extracts (numbers, and names of
-word characters) reach the page, inside code spans."""
+"""Decode your own error: paste torch's in-place error message (or the whole
+traceback), of any torch version, press Decode, and have each part explained,
+with the line of your own code it came from. Nothing pasted is run, and it is
+never rendered as markdown: only the facts decode() extracts (numbers, and
+names of word characters) reach the page inside code spans, and the pasted
+file and line are shown as plain text (st.code)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from fitlab.explain import Decoded, decode
-from fitlab.explain.decode import MAX_CHARS
+from fitlab.explain.decode import MAX_CHARS, mentions_freed_graph, own_line
 
 KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
+INSTALL_COMMAND = "python -m pip install .   # in a checkout of fitlab; then fitlab-explain your_script.py"
+
+# Torch's other backward error, which the lesson's own fix gallery produces.
+FREED_GRAPH = (
+    "That is torch's *other* backward error, not this one: **\"Trying to backward through the graph a "
+    "second time\"**. A `backward()` frees the tensors its graph saved, to save memory; a second "
+    "backward through any part of that same graph finds them gone. Usually something built once is "
+    "reused by every step: labels or targets made by a model and not detached, a hidden state "
+    "carried from one batch to the next, a loss summed over steps. Fix: `.detach()` what crosses "
+    "from one step to the next, or build it inside the loop. `retain_graph=True` silences it, but "
+    "only makes sense if you really mean to differentiate the same graph twice.")
 
 TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
             "beginning was searched. If the error is further down, paste the part around its "
@@ -74,16 +87,17 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
     characters (decode's patterns), put in code spans."""
     parts = []
     if d.tensor_type is not None:
-        shape = "a scalar" if d.shape == () else f"shape `{list(d.shape)}`" if d.shape is not None else "a shape"
+        what = ("scalar (shape `[]`)" if d.shape == () else f"tensor of shape `{list(d.shape)}`"
+                if d.shape is not None else "tensor")
         kind = f"{d.dtype} " if d.dtype else ""
-        device = {"cpu": "on the CPU", "cuda": "on a CUDA GPU"}.get(d.device, f"on `{d.device}`" if d.device else "")
+        device = {"cpu": " on the CPU", "cuda": " on a CUDA GPU"}.get(d.device, f" on `{d.device}`" if d.device else "")
         hint = ""
         if d.shape is not None and len(d.shape) == 2 and d.kind == "transposed_weight":
             a, b = d.shape
             hint = (f" If it is a transposed weight, look for `nn.Linear({a}, {b})`, whose weight is "
                     f"`[{b}, {a}]`.")
         parts.append((f"[{d.tensor_type} …]",
-                      f"The **saved tensor**: a {kind}tensor {device} of {shape}. Autograd kept it "
+                      f"The **saved tensor**: a {kind}{what}{device}. Autograd kept it "
                       f"for the backward pass.{hint}"))
     if d.producer is not None:
         parts.append((f"output {d.output_index} of {d.producer}",
@@ -126,27 +140,47 @@ def find_the_line() -> str:
 
 
 def decode_section() -> None:
-    """An expander with a text box; under it, the pasted message decoded."""
+    """An expander with a form: a text box and a Decode button; under it,
+    the pasted message decoded, and the line of the reader's code it names."""
     with st.expander("Decode your own error message"):
-        message = st.text_area(
-            "Paste a \"modified by an inplace operation\" error (any torch version's wording)",
-            # One character more than is read: a longer paste, cut by the
-            # browser, is told apart from one that fits.
-            key=KEY, max_chars=MAX_CHARS + 1, height=110,
-            placeholder="RuntimeError: one of the variables needed for gradient computation has been "
-                        "modified by an inplace operation: [torch.FloatTensor [5, 1]], …")
+        with st.form("decode_form", border=False):
+            st.text_area(
+                "Paste a \"modified by an inplace operation\" error, or its whole traceback "
+                "(any torch version's wording)",
+                # One character more than is read: a longer paste, cut by the
+                # browser, is told apart from one that fits.
+                key=KEY, max_chars=MAX_CHARS + 1, height=110,
+                placeholder="RuntimeError: one of the variables needed for gradient computation has been "
+                            "modified by an inplace operation: [torch.FloatTensor [5, 1]], …")
+            st.form_submit_button("Decode", type="primary")
+        message = st.session_state.get(KEY) or ""
         if not message.strip():
             return
-        too_long = len(message) > MAX_CHARS
-        if too_long:
-            st.warning(TOO_LONG)
-        decoded = decode(message)
-        if decoded is None:
-            if not too_long:
-                st.info(NOT_THIS_ERROR)
-            return
-        st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
-        st.markdown("**Likely causes**, most likely first:\n\n" +
-                    "\n".join(f"{i}. {cause}" for i, cause in enumerate(likely_causes(decoded), start=1)))
-        st.markdown(find_the_line())
-        st.code(EXPLAIN_COMMAND, language="bash")
+        with st.container(key="decoded"):
+            decoded_answer(message)
+
+
+def decoded_answer(message: str) -> None:
+    """What the pasted text says, part by part; its own line first. A paste
+    longer than MAX_CHARS is read from its beginning, and told so."""
+    too_long = len(message) > MAX_CHARS
+    if too_long:
+        st.warning(TOO_LONG)
+    own = own_line(message)
+    if own is not None:
+        st.markdown("**Your line**, the innermost of your own code in the traceback:")
+        st.code(f"{own.file}:{own.line}  {own.code}".rstrip(), language="text", wrap_lines=True)
+    decoded = decode(message)
+    if decoded is None:
+        if mentions_freed_graph(message):
+            st.info(FREED_GRAPH)
+        elif not too_long:
+            st.info(NOT_THIS_ERROR)
+        return
+    st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
+    st.markdown("**Likely causes**, most likely first:\n\n" +
+                "\n".join(f"{i}. {cause}" for i, cause in enumerate(likely_causes(decoded), start=1)))
+    st.markdown(find_the_line())
+    st.code(EXPLAIN_COMMAND, language="bash")
+    st.caption("Install the command in one line:")
+    st.code(INSTALL_COMMAND, language="bash")

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from fitlab import Config
+from fitlab import BOUNDS, Config
+from fitlab.config import ENGINES
 
 URL = "query-params"  # the widgets' bind= value: the setting lives in the URL
 _OPENED_WITH = "url_opened_with"  # session key of the URL the session began with
@@ -48,17 +49,24 @@ class Ignored:
 IGNORED_HEADLINE = ("**Some of this link was ignored.** The page runs without it; "
                     "here is what it left out, and what it uses instead:")
 
+_ONE_BOX = """<style>
+.st-key-url_warning { background: rgba(255, 193, 7, 0.16); border-radius: 0.5rem; padding: 0 1rem 0.75rem 0; gap: 0; }
+.st-key-url_warning [data-testid="stAlert"] > div { background: transparent; }
+.st-key-url_warning [data-testid="stText"] { padding-left: 3.1rem; color: rgb(146, 108, 5); }
+</style>"""
 # How much of a stranger's URL the warning shows.
 SHOWN_PARTS, SHOWN_CHARS = 8, 60
 
 
-def ignored_lines(problems, unseen: int = 0) -> list[str]:
+def ignored_lines(problems, unseen: int = 0, allowed=lambda key: None) -> list[str]:
     """Plain-text lines (for st.text, never markdown): each ignored part of
     a link (ui.share.Ignored), its text from the URL cut short with its
     control characters made visible, and what the page uses instead; past
     SHOWN_PARTS, one line that counts the rest (with `unseen` parts the page
-    did not even keep)."""
-    lines = [f"• {_url_part(p.key, p.values)}: {_ignored_because(p)}." for p in problems[:SHOWN_PARTS]]
+    did not even keep). `allowed(key)` words a setting's allowed values
+    ("1 to 256"), or None."""
+    lines = [f"• {_url_part(p.key, p.values)}: {_ignored_because(p, allowed(p.key))}."
+             for p in problems[:SHOWN_PARTS]]
     more = len(problems) - SHOWN_PARTS + unseen
     if more > 0:
         lines.append(f"• … and {more:,} more {'part' if more == 1 else 'parts'} of the link, "
@@ -66,14 +74,33 @@ def ignored_lines(problems, unseen: int = 0) -> list[str]:
     return lines
 
 
-def _ignored_because(problem) -> str:
+def _ignored_because(problem, allowed: str | None = None) -> str:
     if problem.kind == "unknown":
         return "not a setting of this page; ignored"
     used = _setting_value(problem.used)
     instead = f"the default, {used}" if problem.default else used
     if problem.kind == "repeated":
         return f"given {len(problem.values)} times; using {instead}"
+    if allowed is not None:
+        return f"{allowed}; using {instead}"
     return f"not a value this setting can take; using {instead}"
+
+
+def allowed_range(key: str) -> str | None:
+    """The values a setting's widget takes, in words ("1 to 256"), or None
+    for a key that is not a setting."""
+    if key == "batch_size":   # its widget's bound is the training rows
+        return f"1 to {st.session_state.get('n_train', DEFAULTS['n_train'])}"
+    if key == "n_train":
+        return f"1 to {DEFAULTS['n_samples'] - 1}"
+    if key in BOUNDS:
+        low, high = BOUNDS[key]
+        return f"{low:g} to {high:g}"
+    if key == "engine":
+        return " or ".join(ENGINES)
+    if isinstance(DEFAULTS.get(key), bool):
+        return "true or false"
+    return None
 
 
 def _url_part(key: str, values: tuple[str, ...]) -> str:
@@ -149,8 +176,12 @@ def warn_about_url(where=None) -> None:
         return
     unseen = st.session_state.get(_OPENED_WITH + "_keys", len(requested)) - len(requested)
     with (where or st.container()).container(key="url_warning"):
+        # One warning box around the headline and the list: the list is a
+        # stranger's text, so it is st.text (no markdown, no HTML), which an
+        # st.warning cannot hold; the container wears the warning's colours.
+        st.html(_ONE_BOX)
         st.warning(IGNORED_HEADLINE, icon="⚠️")
-        st.text("\n".join(ignored_lines(problems, unseen)))  # st.text: no markdown, no HTML
+        st.text("\n".join(ignored_lines(problems, unseen, allowed_range)))
     settings = st.session_state.to_dict()
     for key in list(st.query_params):
         if key not in settings or key.startswith(_OPENED_WITH):

@@ -7,16 +7,18 @@ import math
 import streamlit as st
 
 from fitlab import BOUNDS, Config
+from fitlab.affordable import CHEAPER_UPWARDS, nearest_affordable
 from fitlab.budget import OverBudget, check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
-from ui.words import ADVANCED, WIDGET_LABELS, over_budget_message
+from ui.words import ADVANCED, FIELD_LABELS, WIDGET_LABELS, over_budget_message
 
 DEFAULTS = Config()
 # The width slider's stops: every width up to 16, where a unit more or less
 # changes the fit, then roughly ×1.5 apart up to the bound.
 WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
 _LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
+_REFUSED = "settings_refused"  # this run's refused settings and why, for refusal_section
 
 
 def lr_after_step(before: float, after: float) -> float:
@@ -107,6 +109,7 @@ def read_config() -> Config | None:
                                      key="batch_size", bind=URL)
         detach = st.checkbox(WIDGET_LABELS["detach"], value=DEFAULTS.detach, key="detach", bind=URL,
                              help="The blog's fix. Untick to see the error it hit.")
+    st.session_state[_REFUSED] = None
     try:
         config = Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
                         detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
@@ -114,9 +117,37 @@ def read_config() -> Config | None:
         check(config)
         return config
     except OverBudget as refused:
-        st.error(over_budget_message(refused))
+        st.session_state[_REFUSED] = (config, refused)
         return None
     except ValueError as exc:
-        st.error("These settings cannot run:")
-        st.text(str(exc))  # it quotes the values: text, never markdown
+        st.session_state[_REFUSED] = (None, exc)
         return None
+
+
+def refusal_section() -> None:
+    """Why this run's settings do not run (read_config returned None): the
+    refusal, and for settings over the work budget the nearest settings
+    that fit, each one click away."""
+    config, why = st.session_state.get(_REFUSED) or (None, None)
+    if why is None:
+        return
+    if not isinstance(why, OverBudget):
+        st.error("These settings cannot run:")
+        st.text(str(why))  # it quotes the values: text, never markdown
+        return
+    st.error(over_budget_message(why))
+    offers = nearest_affordable(config, choices={"width": WIDTHS})[:3]
+    if not offers:
+        return
+    st.markdown("**The nearest settings that fit**, one setting changed:")
+    with st.container(key="budget_offers", horizontal=True):
+        for offer in offers:
+            field, value = next((f, getattr(offer, f)) for f in CHEAPER_UPWARDS
+                                if getattr(offer, f) != getattr(config, f))
+            st.button(f"{FIELD_LABELS[field]} {getattr(config, field)} → {value}", key=f"offer_{field}",
+                      on_click=_take_offer, args=(field, value))
+
+
+def _take_offer(field: str, value: int) -> None:
+    """A button's on_click: the sidebar's widget takes the offered value (and the URL with it)."""
+    st.session_state[field] = value

@@ -5,10 +5,15 @@ run's train loss did (fitlab.outcome's facts, in numbers)."""
 
 from __future__ import annotations
 
+import html
 import math
 from typing import TYPE_CHECKING
+from urllib.parse import urlencode
 
 from fitlab.budget import OverBudget
+from fitlab.config import Config
+
+DEFAULTS = Config()
 
 if TYPE_CHECKING:   # the page's first words import this module before anything heavy
     from fitlab.outcome import Outcome
@@ -29,13 +34,40 @@ FIELD_LABELS = {
     "n_samples": "rows in all", "in_features": "input features",
 }
 
-# The page's first words. On a phone the sidebar starts closed, so the
-# control they name is not in sight: say where it is, and link the lesson.
-INTRO = (
-    "A small net with one **shared layer** makes the labels (the *teacher*); the same net, "
-    "re-initialised in place, learns them back (the *student*). To meet PyTorch's in-place "
-    f"autograd error, and see why, untick **{FIELD_LABELS['detach']}** in the sidebar "
-    "(on a phone, **>>** at the top left opens it), or open [the lesson](?detach=false).")
+# The page's first words, as HTML: the lesson's link opens in the same tab
+# (Streamlit's markdown opens every link in a new one) and keeps the settings.
+# On a phone the sidebar starts closed, so the control they name is not in
+# sight: say where it is. Only the page's own words and a Config's validated
+# values go in.
+_TEACHER_STUDENT = (
+    "A small net with one <b>shared layer</b> makes the labels (the <i>teacher</i>); the same net, "
+    "re-initialised in place, learns them back (the <i>student</i>).")
+_WHERE_ON_A_PHONE = "(on a phone, <b>&gt;&gt;</b> at the top left opens it)"
+
+
+def lesson_query(config: Config | None) -> str:
+    """The query string of the lesson at `config`'s settings: each setting
+    that differs from its default, as the sidebar's URL binding writes it,
+    and detach off."""
+    values = {} if config is None else {
+        field: value for field, value in config.as_dict().items()
+        if field in WIDGET_LABELS and field != "detach" and value != getattr(DEFAULTS, field)}
+    values["detach"] = False
+    return urlencode({k: str(v).lower() if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else v
+                      for k, v in values.items()})
+
+
+def intro_html(config: Config | None) -> str:
+    """The page's first words: in the lesson, how to leave it; otherwise how
+    to reach it, and a link to it at the current settings."""
+    detach = html.escape(FIELD_LABELS["detach"])
+    if config is not None and not config.detach:
+        return (f"<p>{_TEACHER_STUDENT} Below is the lesson: PyTorch's in-place autograd error, "
+                f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "
+                f"{_WHERE_ON_A_PHONE} to see the fixed run train.</p>")
+    return (f"<p>{_TEACHER_STUDENT} To meet PyTorch's in-place autograd error, and see why, untick "
+            f"<b>{detach}</b> in the sidebar {_WHERE_ON_A_PHONE}, or open "
+            f'<a href="?{html.escape(lesson_query(config))}" target="_self">the lesson</a>.</p>')
 
 
 def over_budget_message(refused: OverBudget) -> str:

@@ -152,3 +152,64 @@ def freed_graph(message: str) -> bool:
     graph that an earlier backward freed ("Trying to backward through the graph
     a second time")."""
     return isinstance(message, str) and message.startswith(_FREED)
+
+
+
+# --- The rest of a pasted traceback -----------------------------------------
+
+# `File "train.py", line 88, in <module>` (its source line follows) and
+# IPython's `Cell In[3], line 5` and `File ~/x.py:42, in f(a)` (their context
+# follows, `----> 5` marking the line).
+_FILE = re.compile(r'^\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d{1,9})(?:, in (?P<function>.{1,200}))?$')
+_CELL = re.compile(r"^\s*(?P<cell>Cell In ?\[\d{1,9}\]), line (?P<line>\d{1,9})")
+_IPYTHON_FILE = re.compile(r"^\s*File (?P<file>[^\s\"][^\"]{0,500}?):(?P<line>\d{1,9})"
+                           r"(?:, in (?P<function>.{1,200}))?$")
+_ARROW = re.compile(r"^\s*-+>\s*\d{1,9}\s?(?P<code>.*)$")
+_CELL_CONTEXT = 12   # lines after a cell's header that may hold its arrow
+_LIBRARY_PARTS = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen", "/torch/", "\\torch\\")
+
+
+@dataclass(frozen=True)
+class PastedLine:
+    """A frame of a pasted traceback: file (or notebook cell), line, function, code ("" if not shown)."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+
+def mentions_freed_graph(text: str) -> bool:
+    """Whether pasted `text` (a message, or a traceback ending in one) holds
+    torch's freed-graph error anywhere, as freed_graph tells of a message."""
+    return isinstance(text, str) and _FREED in text[:MAX_CHARS]
+
+
+def pasted_lines(text: str) -> tuple[PastedLine, ...]:
+    """Every frame of the Python tracebacks in `text`, outermost first. Never raises."""
+    if not isinstance(text, str):
+        return ()
+    lines = text[:MAX_CHARS].splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        m = _FILE.match(line)
+        if m:
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if _FILE.match(code) or code.startswith(("Traceback", "^", "~")) or ":" in code[:30] and "Error" in code:
+                code = ""
+            found.append(PastedLine(m["file"], int(m["line"]), (m["function"] or "").strip(), code))
+            continue
+        m = _CELL.match(line) or _IPYTHON_FILE.match(line)
+        if m:
+            arrows = (_ARROW.match(after) for after in lines[i + 1:i + 1 + _CELL_CONTEXT])
+            code = next((a["code"].strip() for a in arrows if a), "")
+            where = m["cell"] if "cell" in m.groupdict() else m["file"]
+            found.append(PastedLine(where, int(m["line"]), (m.groupdict().get("function") or "").strip(), code))
+    return tuple(found)
+
+
+def own_line(text: str) -> PastedLine | None:
+    """The innermost frame of a pasted traceback in the user's own code (not
+    in an installed library such as torch), or None if there is none."""
+    own = [f for f in pasted_lines(text) if not any(part in f.file for part in _LIBRARY_PARTS)]
+    return own[-1] if own else None

@@ -19,9 +19,9 @@ def phone(browser):
 
 def test_lesson_shows_the_marked_script_at_phone_width(phone, server):
     open_page(phone, f"{server}/?detach=false&epochs=3")
-    code = phone.locator('[data-testid="stCode"]', has_text="# The blog's script")
+    code = phone.locator(".st-key-marked_script pre", has_text="# The blog's script")
     expect(code).to_have_count(1)
-    for mark in ("← saved here", "← written here", "← backward fails here"):
+    for mark in ("saved here", "written here", "backward fails here"):
         expect(code).to_contain_text(mark)
     assert phone.locator('[data-testid="stException"]').count() == 0
 

@@ -57,7 +57,8 @@ def test_comparison_views(tall_page, server):
 def test_watch_it_learn(tall_page, server):
     page = tall_page
     open_page(page, server)
-    watch = page.locator(".st-key-watch_chart")
-    page.locator('.st-key-watch_chart input[type="range"]').fill("20")
-    expect(watch.locator("svg.marks").first).to_contain_text("Epoch 20 of 100")
+    watch = page.locator(".st-key-watch")
+    expect(watch.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
+    page.locator('.fitlab-player input[data-role="epoch"]').fill("20")
+    expect(page.locator('.fitlab-player [data-role="readout"]')).to_have_text("epoch 20 of 100")
     watch.screenshot(path=str(DOCS / "watch-it-learn.png"))

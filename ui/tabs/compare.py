@@ -6,8 +6,9 @@ import streamlit as st
 
 import fitlab
 from fitlab.charts import overlay_chart
+from fitlab.config import Config
 from fitlab.run import Run
-from fitlab.runlog import RunLog, parameters_csv, runs_csv
+from fitlab.runlog import RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.state import TabKeys, run_cache
 
@@ -58,6 +59,9 @@ def compare_section(shown: bool = True) -> None:
     st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
                "past that the oldest unpinned run goes first), named by the settings that "
                "differ from the defaults. They come from the training cache: nothing trains again.")
+    if log.dropped:
+        st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
+                   f"{log.limit} runs; pin a run to keep it.")
     labels = st.multiselect("Runs to overlay", [r.label for r in log.runs], key=PICKED)
     pins, clear = st.columns([3, 1], vertical_alignment="bottom")
     pins.multiselect("Pinned runs", [r.label for r in log.runs], key=PINNED, on_change=_pin,
@@ -75,12 +79,35 @@ def compare_section(shown: bool = True) -> None:
     log_scale = right.toggle("Log scale", value=True, key=KEYS("log_scale"))
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
-    st.caption("Solid: train loss; dashed: test loss.")
-    cache = run_cache()  # resolved here: the parameters file is built on another thread
+    st.caption("Each run its own colour; solid: train loss, dashed: test loss.")
+    st.dataframe(picked_scores(tuple((r.label, r.config) for r in picked)), hide_index=True, key="compare_scores",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in SCORE_COLUMNS})
+    st.caption("Each picked run's final losses and R² (1 is a perfect fit, 0 as good as the labels' "
+               "mean, below 0 worse); click a column's name to sort by it.")
     left, right = st.columns(2)
     left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
-                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs")
+                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs",
+                         on_click="ignore")
     right.download_button(
         "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
-        key="download_parameters",
-        data=lambda: parameters_csv([(r.label, cache.get(r.config, fitlab.train)) for r in picked]))
+        key="download_parameters", on_click="ignore",
+        data=picked_parameters_csv(tuple((r.label, r.config) for r in picked)))
+
+
+SCORE_COLUMNS = ("final train MSE", "final test MSE", "train R²", "test R²")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def picked_scores(picked: tuple[tuple[str, Config], ...]):
+    """The picked runs' final losses and R², a row each."""
+    return final_scores([(label, run_cache().get(config, fitlab.train)) for label, config in picked])
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def picked_parameters_csv(picked: tuple[tuple[str, Config], ...]) -> str:
+    """The picked runs' parameters as CSV, built before the button is drawn:
+    a file built lazily (data=callable) is kept only until the next rerun,
+    so a second quick click got "Deferred file … not found" and nothing. The
+    page's download buttons do not rerun it either (on_click="ignore"): a
+    rerun replaces the files a click may still be fetching."""
+    return parameters_csv([(label, run_cache().get(config, fitlab.train)) for label, config in picked])

@@ -55,11 +55,11 @@ def approach_note(run: Run) -> str:
     matched = distances.dropna(subset=["matched"])
     same = np.allclose(matched["matched"], matched["raw"], rtol=1e-9, atol=0)
     if run.student_teacher.records.exact:
-        note += (" Dashed: the nearest relabelling, found by trying every one that matters at this "
-                 "width" + (": none brings this student nearer, so each dashed line lies under its "
-                            "solid one." if same else "."))
+        note += (" Diamonds: the nearest relabelling, found by trying every one that matters at this "
+                 "width" + (": none brings this student nearer, so each diamond sits on its "
+                            "line." if same else "."))
     else:
-        note += (" Dashed: the nearest relabelling weight matching found, an upper bound of the "
+        note += (" Diamonds: the nearest relabelling weight matching found, an upper bound of the "
                  "matched distance (trying every one is too costly at this width)"
                  + ("; it found none nearer, though a better one may exist." if same else "."))
     return note
@@ -80,8 +80,8 @@ def student_section(run: Run) -> None:
     st.header("Student versus teacher")
     st.subheader("Distance from the teacher's weights")
     draw(distance_chart, run.config, run.distances)
-    st.caption(f"Solid: raw distance per layer; dashed: after matching the student's hidden "
-               f"units to the teacher's. {approach_note(run)} "
+    st.caption(f"Lines: raw distance per layer; open diamonds: after matching the student's hidden "
+               f"units to the teacher's, at the epochs matching was computed. {approach_note(run)} "
                f"{WHY_RAW_STAYS_LARGE} {recording_note(run.distances, run.config.epochs)}")
     left, right = st.columns(2)
     with left:
@@ -93,5 +93,5 @@ def student_section(run: Run) -> None:
         st.subheader("Loss on the straight line to the teacher")
         draw(slice_chart, run.config, run.loss_slices)
         st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones. Solid: train loss; dashed: test loss. At t = 1 "
-                   "the loss is zero: the labels are the teacher's outputs.")
+                   "and from its final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1 "
+                   "the loss is zero (off a log axis): the labels are the teacher's outputs.")

@@ -93,8 +93,10 @@ def _show(base: Config, x: str, y: str, table) -> None:
     """The heatmap of a finished sweep; a click on a cell, or the picker
     below it, loads that cell as the current run."""
     changes = ", ".join(f"{k}={v}" for k, v in base.changes().items()) or "the defaults"
-    st.caption(f"Final test MSE after {base.epochs} epochs; other settings: {changes}. "
-               "Click a cell to open it as the current run.")
+    st.subheader(f"Final test MSE by {x} and {y}")
+    st.caption(f"After {base.epochs} epochs; other settings: {changes}. Each cell is labelled with its "
+               "loss and coloured by its rank among the cells, so one far lower or higher cell leaves "
+               "the others apart. Click a cell to open it as the current run.")
     cells = table[[x, y]].to_dict("records")
     st.altair_chart(sweep_heatmap(table, x, y), width="stretch", key=HEATMAP,
                     on_select=partial(_load_clicked, base, cells), selection_mode="cell")
@@ -102,6 +104,9 @@ def _show(base: Config, x: str, y: str, table) -> None:
     cell = pick.selectbox("Cell", cells, key=KEYS("cell"),
                           format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
+    st.download_button("Download the sweep (CSV)", data=table.to_csv(index=False, na_rep="nan"),
+                       file_name=f"fitlab-sweep-{x}-{y}.csv", mime="text/csv", key="download_sweep",
+                       on_click="ignore")
 
 
 def _load_clicked(base: Config, cells: list[dict]) -> None:

@@ -145,7 +145,8 @@ def loss_section(run: Run) -> None:
         if note is not None:
             st.caption(note)
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
-                       file_name=history_file_name(run.config), mime="text/csv", key="download_history")
+                       file_name=history_file_name(run.config), mime="text/csv", key="download_history",
+                       on_click="ignore")
 
 
 def watch(run: Run) -> None:

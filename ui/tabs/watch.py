@@ -1,96 +1,149 @@
-"""Watch it learn: the run's pictures at one epoch, a range input to scrub
-through the recorded frames and a play button, all in the browser.
+"""Watch it learn: the run's pictures at one epoch, one slider to scrub
+through the recorded frames, and Play, all in the browser.
 
-The chart is one Vega-Lite spec (fitlab.watch_charts) whose epoch parameter
-is bound to a range input; Vega redraws every picture when it moves, and the
-script does not rerun. Vega-Lite has no timer, so play is a few lines of
-JavaScript beside the chart that move that same input, frame by frame.
+Each picture is a Vega-Lite spec of its own (fitlab.watch_charts) whose
+epoch parameter is bound to a range input: Vega redraws it when the input
+moves, and the script does not rerun. The pictures sit in columns, which
+Streamlit stacks on a phone, so the page draws one slider of its own above
+them (kept in sight while the pictures scroll by) and a few lines of
+JavaScript move every picture's hidden input with it: one slider, one epoch
+readout, Play with a speed and a loop.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import streamlit as st
 
 from fitlab.run import Run
-from fitlab.watch_charts import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, watch_spec
+from fitlab.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
+from fitlab.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
 from ui.charts import spec
 
-# Moves the chart's range input through the recorded epochs. Only this
-# file's own code and numbers from the run go in: nothing a user typed.
+# Only this file's own code and numbers from the run go in: nothing a user typed.
 PLAYER = """
 <style>
-  /* The epoch input above the pictures it moves, not under a tall chart. */
-  .st-key-watch_chart .vega-embed { display: flex; flex-direction: column; }
-  .st-key-watch_chart .vega-bindings { order: -1; margin-bottom: .5rem; }
-  .st-key-watch_chart .vega-bindings input[type="range"] { width: 24rem; }
+  /* The page's slider moves every picture; their own inputs stay hidden. */
+  .st-key-watch_pictures .vega-bindings { display: none !important; }
+  /* The controls stay in reach while the pictures scroll under them. */
+  .st-key-watch [data-testid="stElementContainer"]:has(.fitlab-player) {
+    position: sticky; top: 3.75rem; z-index: 20; background: var(--background-color, #fff);
+    padding: .25rem 0; }
+  .fitlab-player { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
+  .fitlab-player input[type="range"] { flex: 1 1 16rem; min-width: 12rem; }
+  .fitlab-player button { min-width: 6.5rem; }
+  .fitlab-player [data-role="readout"] { font-variant-numeric: tabular-nums; font-weight: 600; min-width: 9rem; }
 </style>
-<div class="fitlab-player" style="display:flex;gap:.5rem;align-items:center">
-  <button type="button" data-act="play" style="min-width:6rem">▶ Play</button>
-  <button type="button" data-act="start">⏮ Start</button>
-  <span data-role="status" style="opacity:.7"></span>
+<div class="fitlab-player">
+  <button type="button" data-act="play">▶ Play</button>
+  <input type="range" data-role="epoch" aria-label="epoch" min="0" max="%(last)d" step="%(step)d" value="%(last)d">
+  <span data-role="readout" aria-live="polite">epoch %(last)d of %(last)d</span>
+  <label>Speed <select data-role="speed">
+    <option value="0.5">slow</option><option value="1" selected>normal</option><option value="3">fast</option>
+  </select></label>
+  <label><input type="checkbox" data-role="loop"> Loop</label>
 </div>
 <script>
 (() => {
   const epochs = %(epochs)s;
+  const scale = %(scale)r;
   const tick = %(tick)d;
   const root = document.querySelector('.fitlab-player');
-  const slider = () => document.querySelector('.st-key-watch_chart input[type="range"]');
+  const range = root.querySelector('[data-role="epoch"]');
   const button = root.querySelector('[data-act="play"]');
-  const status = root.querySelector('[data-role="status"]');
+  const readout = root.querySelector('[data-role="readout"]');
+  const speed = root.querySelector('[data-role="speed"]');
+  const loop = root.querySelector('[data-role="loop"]');
+  const pictures = () => document.querySelectorAll('.st-key-watch_pictures .vega-bindings input[type="range"]');
+  // The recorded frame each picture shows for an epoch: the charts' own rule.
+  const shown = (epoch) => epochs[Math.min(Math.max(Math.round(epoch * scale), 0), epochs.length - 1)];
   if (window.fitlabPlayer) clearInterval(window.fitlabPlayer);
   window.fitlabPlayer = null;
   const show = (epoch) => {
-    const input = slider();
-    if (!input) return false;
-    input.value = epoch;
-    input.dispatchEvent(new Event('input', {bubbles: true}));
-    status.textContent = 'epoch ' + epoch;
-    return true;
+    range.value = epoch;
+    for (const input of pictures()) {
+      input.value = epoch;
+      input.dispatchEvent(new Event('input', {bubbles: true}));
+    }
+    readout.textContent = 'epoch ' + shown(epoch) + ' of ' + %(last)d;
   };
-  const stop = () => {
+  const stop = (label) => {
     clearInterval(window.fitlabPlayer);
     window.fitlabPlayer = null;
-    button.textContent = '▶ Play';
+    button.textContent = label || '▶ Play';
   };
-  const nextIndex = () => {
-    const now = Number(slider() ? slider().value : epochs[epochs.length - 1]);
-    return epochs.findIndex((e) => e > now);
-  };
-  button.addEventListener('click', () => {
-    if (window.fitlabPlayer) { stop(); return; }
-    if (nextIndex() < 0) show(epochs[0]);   // at the end: play from the start
-    button.textContent = '⏸ Pause';
+  const next = () => epochs.find((e) => e > Number(range.value));
+  const start = () => {
+    if (next() === undefined) show(epochs[0]);   // at the end: from the start
+    button.textContent = 'Pause';
+    clearInterval(window.fitlabPlayer);
     window.fitlabPlayer = setInterval(() => {
-      const i = nextIndex();
-      if (i < 0 || !show(epochs[i])) stop();
-    }, tick);
-  });
-  root.querySelector('[data-act="start"]').addEventListener('click', () => { stop(); show(epochs[0]); });
+      const epoch = next();
+      if (epoch !== undefined) { show(epoch); return; }
+      if (loop.checked) { show(epochs[0]); return; }
+      stop('▶ Replay');
+      readout.textContent = 'epoch ' + %(last)d + ' of ' + %(last)d + ': the end';
+    }, tick / Number(speed.value));
+  };
+  button.addEventListener('click', () => (window.fitlabPlayer ? stop() : start()));
+  speed.addEventListener('change', () => { if (window.fitlabPlayer) start(); });
+  range.addEventListener('input', () => { if (window.fitlabPlayer) stop(); show(Number(range.value)); });
 })();
 </script>
 """
-PLAY_SECONDS = 6.0   # a whole run, at any number of frames
+PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
+TOP_ROW = ("loss", "distance", "predictions")
 
 
 def player_html(run: Run) -> str:
-    """The play and start buttons for this run's recorded epochs."""
+    """The slider, readout, play, speed and loop for this run's recorded epochs."""
     epochs = [int(e) for e in run.frames.epochs]
+    last = run.config.epochs
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
-    return PLAYER % {"epochs": json.dumps(epochs), "tick": tick}
+    steps = {b - a for a, b in zip(epochs, epochs[1:])}
+    step = steps.pop() if len(steps) == 1 else 1
+    return PLAYER % {"epochs": json.dumps(epochs), "scale": frame_scale(run.frames, last), "tick": tick,
+                     "last": last, "step": step}
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.2g}%" if share < 0.1 else f"{100 * share:.0f}%"
 
 
 def watch_note(run: Run) -> str:
-    """How to use the scrubbed pictures, and what was recorded, in words."""
+    """One line: what the pictures show, and how much the student moved."""
+    frames = run.frames
+    last = int(frames.epochs[-1])
+    movement = layer_movement(frames)
+    if not all(math.isfinite(m) for m in movement):
+        return (f"The student at the epoch the slider picks. Its weights diverged (inf or nan by epoch "
+                f"{last}): move the slider back to see them before they did.")
+    moved = ", ".join(f"{title} {_percent(share)}" for title, share in zip(layer_titles(frames),
+                                                                          movement))
+    relative = relative_distances(layer_distances(run))
+    text = (f"The student at the epoch the slider picks. By epoch {last} its weights moved {moved} of "
+            f"their size at epoch 0 (the middle pictures: each weight's change, each layer on its own scale)")
+    if relative.empty:
+        return text + "."
+    at = int(relative.epoch.max())
+    final = relative[relative.epoch == at]
+    distance = ", ".join(f"{row.layer} {row.percent:.0f}%" for row in final.itertuples())
+    when = "" if at == last else f" at epoch {at}, its last finite one"
+    return f"{text}, and its distance to the teacher{when} is {distance} of where it started."
+
+
+def recording_note(run: Run) -> str:
+    """What was recorded, and what the pictures leave out, in words."""
     frames, config = run.frames, run.config
     n = len(frames.epochs)
     where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
-    notes = [f"Drag the epoch slider under the pictures, or press Play: every picture moves to that "
-             f"epoch in your browser, nothing is recomputed. The student was recorded at {where}; "
-             f"epoch 0 is the fresh student. Weights and biases share one colour scale, red below 0, "
-             f"blue above, white at 0, the same for teacher and student: equal colours, equal values."]
+    notes = [f"Drag the epoch slider above the pictures, or press Play: every picture moves to that epoch in "
+             f"your browser, nothing is recomputed. The student was recorded at {where}; epoch 0 is the "
+             f"fresh student. Colours: red below 0, blue above, white at 0; teacher and student share one "
+             f"scale (equal colours, equal values)."]
     if config.width > HEATMAP_MAX_UNITS:
         notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
                      f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")
@@ -100,9 +153,18 @@ def watch_note(run: Run) -> str:
 
 
 def watch_section(run: Run, log_scale: bool) -> None:
-    """The scrubbable pictures of a finished run, with play and pause."""
-    st.subheader("Watch it learn")
-    st.caption(watch_note(run))
-    st.html(player_html(run), unsafe_allow_javascript=True)
-    with st.container(key="watch_chart"):  # a stable handle for the player and the browser tests
-        st.vega_lite_chart(spec(watch_spec, (run.config, log_scale), run, log_scale), width="content")
+    """The scrubbable pictures of a finished run, with one slider and Play."""
+    panels = spec(watch_panels, (run.config, log_scale), run, log_scale)
+    with st.container(key="watch"):
+        st.subheader("Watch it learn")
+        st.markdown(watch_note(run))
+        st.html(player_html(run), unsafe_allow_javascript=True)
+        with st.container(key="watch_pictures"):   # a stable handle for the player and the browser tests
+            for column, name in zip(st.columns(len(TOP_ROW)), TOP_ROW):
+                with column, st.container(key=f"watch_{name}"):
+                    st.vega_lite_chart(panels[name], width="stretch")
+            below = [name for name in ("diagram", "change", "weights") if name in panels]
+            for column, name in zip(st.columns([1.2, 1, 1.5][-len(below):]), below):
+                with column, st.container(key=f"watch_{name}"):
+                    st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
+        st.caption(recording_note(run))

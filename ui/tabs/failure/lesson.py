@@ -1,5 +1,7 @@
-"""The lesson's first screen (detach off): torch's own message, how this
-torch's wording differs from the blog's, what really went wrong, the fix."""
+"""The lesson's first screen (detach off), for a person who just hit this
+error in their own code: under torch's own message, the general rule, what
+it was here, and the fix, in that order and above the fold; then how this
+torch's wording differs from the blog's, and what really went wrong in detail."""
 
 from __future__ import annotations
 
@@ -25,17 +27,54 @@ NEVER_SAVED = ("a bias is not needed to differentiate a product, and the first l
                "for a gradient of X, which needs none")
 
 
+# The rule, true of every cause of this error (a notebook's, a framework's,
+# the blog's): what autograd saved, what wrote it, what backward checks.
+RULE = (
+    "**The rule.** To compute gradients later, autograd keeps some of the tensors a forward pass "
+    "used, *saved for backward* (a layer's input, its weight transposed), and notes each one's version "
+    "counter. Every in-place write (`x.add_(…)`, `x += …`, `nn.init.*_`, `optimizer.step()`) bumps "
+    "the counter of the tensor it writes. When `backward()` reaches a saved tensor whose version "
+    "moved, it raises this error instead of computing a gradient from changed values.")
+
+
 def error_panel(run: Run) -> None:
-    """The lesson: torch's real message, what went wrong, and the fix."""
+    """The lesson's first screen: torch's message, then the rule, what it
+    was here, the fix; then the details."""
     err = run.error
-    st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
-             f"Torch's own message:\n\n`{err.message}`")
     replay = cached_autopsy(run.config)
-    wording = wording_note(err.message, replay.torch_version)
-    if wording is not None:
-        st.caption(wording)
-    st.markdown(error_explanation(run, replay))
-    st.code(FIX_CODE, language="python")
+    with st.container(key="lesson"):
+        st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
+                 f"Torch's own message:\n\n`{err.message}`")
+        with st.container(key="lesson_rule"):
+            st.markdown(RULE)
+        with st.container(key="lesson_here"):
+            st.markdown(what_happened_here(run, replay))
+        with st.container(key="lesson_fix"):
+            st.markdown(f"**The fix**: cut the labels off the teacher's graph (tick "
+                        f"*{FIELD_LABELS['detach']}* in the sidebar to run it):")
+            st.code(FIX_CODE, language="python")
+        with st.container(key="lesson_details"):
+            wording = wording_note(err.message, replay.torch_version)
+            if wording is not None:
+                st.caption(wording)
+            st.markdown(error_explanation(run, replay))
+
+
+def what_happened_here(run: Run, replay: Autopsy) -> str:
+    """Markdown: the rule applied to this run, in three steps, with the
+    shape and versions torch's message gives and the parameter the replay
+    found saved under that shape."""
+    facts = decode(run.error.message)
+    culprit = named_in_error(replay.graph, replay.error or "")
+    shape = f" `{list(facts.shape)}`" if facts is not None and facts.shape is not None else ""
+    name = f" (`{culprit.parameter}.t()`)" if culprit is not None and culprit.parameter else ""
+    known = facts is not None and facts.version is not None and facts.expected_version is not None
+    saved_at = f" at version {facts.expected_version}" if known else ""
+    now = f": version {facts.version}" if known else ""
+    return (f"**Here.** The labels were made by the teacher and not detached, so they keep its graph, "
+            f"which saved the{shape} tensor torch names{name}{saved_at}. Making the student "
+            f"re-initialised **that same net in place**, which wrote it{now}. The student's first "
+            "`loss.backward()` walks on from the loss into the labels' graph, and meets it.")
 
 
 @st.cache_data(max_entries=32, show_spinner="Replaying the failure…")
@@ -80,7 +119,7 @@ def error_explanation(run: Run, replay: Autopsy) -> str:
                    f"`{culprit.grad_fn}`: autograd regenerates a view's history once its base is "
                    "written in place, so the word in the message is itself a trace of the write.")
     return f"""\
-**What actually went wrong**
+**What actually went wrong, in detail**
 
 1. The labels were computed by the teacher and **not detached**, so every label
    still carries the teacher's autograd graph. To differentiate later, that
@@ -98,8 +137,6 @@ def error_explanation(run: Run, replay: Autopsy) -> str:
 **Not the culprit: `reshape`.** The blog blames it, but `reshape` writes
 nothing; drop it and the error stays. The culprit is the attached labels plus
 the in-place re-initialisation.
-
-**The fix** (tick *{FIELD_LABELS['detach']}* in the sidebar to run it):
 """
 
 

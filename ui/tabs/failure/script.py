@@ -4,6 +4,8 @@ failed) and the report; the sections below cite its lines (line_of, marks_of).""
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from fitlab import Config
@@ -44,7 +46,8 @@ def blog_script_section(config: Config) -> ExplainedBlog | None:
         st.code(explained.script, language="python", line_numbers=True, wrap_lines=True)
         return explained
     st.markdown(script_intro(explained))
-    st.code(marked_script(explained), language="python", line_numbers=True, wrap_lines=True)
+    with st.container(key="marked_script"):   # a stable handle for the browser tests
+        st.html(marked_script_html(explained))
     st.markdown(script_story(explained))
     st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints:")
     st.code(format_report(report), language="text", wrap_lines=True)
@@ -85,14 +88,53 @@ def _mark_comment(mark: Mark, explained: ExplainedBlog) -> str:
     return f"← backward fails here: the saved tensor is at version {t.version}, expected {t.saved_version}"
 
 
-def marked_script(explained: ExplainedBlog) -> str:
-    """The script with a `# ← …` comment after each line the report points at."""
-    comments: dict[int, list[str]] = {}
+# The marked lines stand out from the blog's own grey comments: a tinted row,
+# a bar in the role's colour, and the role in words beside the code.
+_ROLE_COLOURS = {"saved": "#1f77b4", "written": "#d62728", "failed": "#9467bd"}
+_ROLE_WORDS = {"saved": "saved", "written": "written", "failed": "fails"}
+_SCRIPT_STYLE = """<style>
+.fitlab-script { font-family: "Source Code Pro", monospace; font-size: .8rem; line-height: 1.45;
+  background: #f6f7f9; border-radius: .5rem; padding: .5rem 0; overflow-x: auto; margin: 0; }
+.fitlab-script [data-line] { display: flex; gap: .75rem; padding: 0 .75rem; white-space: pre-wrap; }
+.fitlab-script .n { color: #9aa0a6; min-width: 2.2em; text-align: right; user-select: none; flex: none; }
+.fitlab-script code { background: none; padding: 0; white-space: pre-wrap; font-size: inherit; }
+.fitlab-script [data-mark] { border-left: 4px solid var(--mark);
+  background: color-mix(in srgb, var(--mark) 14%, white); }
+.fitlab-script [data-mark] code { font-weight: 600; }
+.fitlab-script .say { display: block; font-family: "Source Sans Pro", sans-serif; font-size: .85rem;
+  color: var(--mark); font-weight: 600; white-space: normal; }
+.fitlab-script .role { text-transform: uppercase; letter-spacing: .04em; margin-right: .4em; }
+</style>"""
+
+
+def marked_lines(explained: ExplainedBlog) -> list[tuple[int, str, str | None, str]]:
+    """The script line by line: (number, code, role of its mark or None,
+    what the mark says, "" for an unmarked line)."""
+    said: dict[int, list[str]] = {}
+    roles: dict[int, str] = {}
     for mark in explained.marks:
-        comments.setdefault(mark.line, []).append(_mark_comment(mark, explained))
+        said.setdefault(mark.line, []).append(_mark_comment(mark, explained).removeprefix("← "))
+        if not mark.caller or mark.line not in roles:
+            roles[mark.line] = mark.role
     lines = explained.script.rstrip("\n").split("\n")
-    return "\n".join(f"{text}  # {'; '.join(comments[i])}" if i in comments else text
-                     for i, text in enumerate(lines, start=1))
+    return [(i, text, roles.get(i), "; ".join(said.get(i, []))) for i, text in enumerate(lines, start=1)]
+
+
+def marked_script_html(explained: ExplainedBlog) -> str:
+    """The script as HTML, numbered, each marked line highlighted and worded.
+    The script is fitlab's own (the blog's, with the Config's numbers), and
+    escaped all the same."""
+    rows = []
+    for number, code, role, says in marked_lines(explained):
+        if role is None:
+            rows.append(f'<div data-line="{number}"><span class="n">{number}</span>'
+                        f"<code>{html.escape(code) or ' '}</code></div>")
+            continue
+        rows.append(f'<div data-line="{number}" data-mark="{role}" style="--mark:{_ROLE_COLOURS[role]}">'
+                    f'<span class="n">{number}</span><span><code>{html.escape(code)}</code>'
+                    f'<span class="say"><span class="role">{_ROLE_WORDS[role]}</span> {html.escape(says)}</span>'
+                    "</span></div>")
+    return f'{_SCRIPT_STYLE}<pre class="fitlab-script">{"".join(rows)}</pre>'
 
 
 def script_intro(explained: ExplainedBlog) -> str:

@@ -147,7 +147,8 @@ def vivid_section(cases: tuple[VividCase, ...]) -> None:
     """5. The blog's "more vivid example", run on this net and on one ending in ReLU."""
     st.subheader("5. The blog's “more vivid example”, run")
     st.markdown(vivid_note(cases))
-    st.table(vivid_table(cases).style.hide(axis="index"))
+    with st.container(key="vivid_example"):   # the lesson's last picture: a handle for tools/bench_browser
+        st.table(vivid_table(cases).style.hide(axis="index"))
 
 
 def vivid_note(cases: tuple[VividCase, ...]) -> str:

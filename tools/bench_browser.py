@@ -1,0 +1,124 @@
+"""python -m tools.bench_browser: what a person waits for, in a real browser.
+
+Starts a fresh `streamlit run` (127.0.0.1, a free port), drives Debian's
+Chromium through Playwright, and times, each from the action to the drawing:
+
+- fresh server: first page to the loss chart drawn;
+- detach toggled back on, to a run already cached: to its loss chart drawn;
+- the lesson for settings no one has opened yet (`?detach=false&lr=…`): to
+  its marked script drawn, and to the whole lesson (the fix gallery and the
+  vivid example's tables) with the app idle.
+
+Every figure is also printed as a ratio against a baseline taken in the same
+process and browser: reloading the cached default page to its chart drawn
+(what the server and the browser cost with no training at all). The last
+line is machine-readable: `browser first_chart=… detach_back=… lesson_script=… lesson_complete=…`.
+
+    python -m tools.bench_browser [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.browsing import DRAWN_CHART, browser_page, click_detach, open_page, rerun_after, timed_rerun, wait_idle
+from tests.e2e.conftest import free_port, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKED_SCRIPT = ".st-key-marked_script pre"      # the lesson's script, its marked lines highlighted
+LESSON_DONE = ".st-key-vivid_example table"       # the lesson's last section, drawn
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def first_chart(page, url: str) -> float:
+    start = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector(DRAWN_CHART)
+    seconds = time.perf_counter() - start
+    wait_idle(page)
+    return seconds
+
+
+def lesson(page, url: str, lr: float) -> tuple[float, float]:
+    """Seconds to the marked script drawn, and to the whole lesson drawn and idle."""
+    start = time.perf_counter()
+    page.goto(f"{url}/?detach=false&lr={lr:g}")
+    page.wait_for_selector(MARKED_SCRIPT)
+    script = time.perf_counter() - start
+    page.wait_for_selector(LESSON_DONE)
+    wait_idle(page)
+    return script, time.perf_counter() - start
+
+
+def one_round(browser, index: int) -> dict[str, float]:
+    """A fresh server, then every wait once; lr differs per round so the
+    lesson's settings are new to the server."""
+    port = free_port()
+    server = start_server(port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, server)
+        times = {}
+        with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
+            times["first_chart"] = first_chart(page, url)
+            times["baseline"] = first_chart(page, url)   # reload: the run is cached
+            open_page(page, url)
+            rerun_after(page, lambda: click_detach(page))          # detach off: the lesson
+            times["detach_back"], _ = timed_rerun(page, lambda: click_detach(page))
+        with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
+            times["lesson_script"], times["lesson_complete"] = lesson(page, url, 0.03 + 0.01 * index)
+        return times
+    finally:
+        stop(server)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rounds = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=LAUNCH_ARGS)
+        try:
+            for i in range(args.rounds):
+                rounds.append(one_round(browser, i))
+                print(f"round {i + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in rounds[-1].items()),
+                      flush=True)
+        finally:
+            browser.close()
+    median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    print(f"load average {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds, and ratios to the "
+          f"baseline (reload of the cached default page, {median['baseline']:.2f} s):")
+    for key in ("first_chart", "detach_back", "lesson_script", "lesson_complete"):
+        print(f"  {key:16s} {median[key]:6.2f} s  {median[key] / median['baseline']:5.1f}×")
+    print("browser " + " ".join(f"{k}={median[k]:.2f}" for k in ("first_chart", "detach_back",
+                                                                   "lesson_script", "lesson_complete")))
+
+
+if __name__ == "__main__":
+    main()
