@@ -13,7 +13,7 @@ from ui.decode import decoded_parts
 from ui.tabs.failure.gallery import FREED_GRAPH
 from ui.tabs.failure.views import ledger_note
 from ui.tabs.student import WHY_RAW_STAYS_LARGE, approach_note
-from ui.words import INTRO
+from ui.words import intro_html
 
 
 def saved_slice_message():
@@ -59,7 +59,8 @@ def test_the_freed_graph_note_says_the_second_step_not_batch_2():
 
 
 def test_the_intro_makes_no_unsourced_superlative():
-    assert "most searched" not in INTRO
+    for config in (Config(), Config(detach=False), None):
+        assert "most searched" not in intro_html(config)
 
 
 def test_the_ledger_says_a_data_write_bumps_no_version():

@@ -44,13 +44,19 @@ def test_markup_typed_in_a_sweep_box_is_shown_as_text():
         assert bit not in words
 
 
+def _decode(at, text: str) -> None:
+    """Paste `text` into the decoder's form and press Decode."""
+    at.text_area(key="decode_message").input(text)
+    next(b for b in at.button if b.label == "Decode").click().run()
+
+
 def test_a_long_pasted_log_is_searched_for_the_message():
     message = train(Config(detach=False)).error.message
     noise = "INFO step 12 loss 0.318 lr 0.01 " * 20 + "\n"
     log = noise * (MAX_CHARS // len(noise) * 9 // 10) + f"RuntimeError: {message}\n" + noise * 50
     assert 0.9 * MAX_CHARS < len(log) < MAX_CHARS
     at = fresh_page()
-    at.text_area(key="decode_message").input(log).run()
+    _decode(at, log)
     assert not at.exception and not at.warning
     assert "`is at version 2; expected version 1`" in rendered_as_markdown(at)
 
@@ -62,10 +68,10 @@ def test_a_paste_longer_than_the_box_reads_says_so():
     box = at.text_area(key="decode_message")
     # A browser cuts a paste at the box's max_chars; what it sends is this:
     assert box.proto.max_chars == MAX_CHARS + 1
-    box.input((noise * (MAX_CHARS // 100) + message)[:box.proto.max_chars]).run()
+    _decode(at, (noise * (MAX_CHARS // 100) + message)[:box.proto.max_chars])
     assert not at.exception
     assert len(at.warning) == 1 and "longer than this box reads (1,000,000 characters)" in at.warning[0].value
     assert not [i for i in at.info if "That is not this error" in i.value]  # it was not read
-    at.text_area(key="decode_message").input((message + noise * (MAX_CHARS // 100))[:MAX_CHARS + 1]).run()
+    _decode(at, (message + noise * (MAX_CHARS // 100))[:MAX_CHARS + 1])
     assert len(at.warning) == 1  # still too long, but the message is in what was read
     assert "`is at version 2; expected version 1`" in rendered_as_markdown(at)
