@@ -49,7 +49,7 @@ def blog_script_section(config: Config) -> ExplainedBlog | None:
     with st.container(key="marked_script"):   # a stable handle for the browser tests
         st.html(marked_script_html(explained))
     st.markdown(script_story(explained))
-    st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints:")
+    st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints after Python's traceback:")
     st.code(format_report(report), language="text", wrap_lines=True)
     with st.expander("What the script printed before it failed"):
         st.code(explained.printed or "(nothing)", language="text")
