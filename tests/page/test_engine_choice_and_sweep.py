@@ -8,9 +8,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
-from tests.page_helpers import open_tab
+from tests.page.helpers import open_tab
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
 
 @pytest.fixture

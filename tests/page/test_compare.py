@@ -10,7 +10,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.runlog import runs_csv
-from tests.page_helpers import charts_encoding, open_page, open_tab
+from tests.page.helpers import charts_encoding, open_page, open_tab
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.tables import parameter_matrix
-from tests.page_helpers import loss_charts
-from tests.page_helpers import open_page as open_link
+from tests.page.helpers import loss_charts
+from tests.page.helpers import open_page as open_link
 from ui.share import url_problems
 from ui.text import FIELD_LABELS, IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
 
 def open_page(timeout: float = 60, **query) -> AppTest:

@@ -4,7 +4,7 @@ moves it: tests/e2e)."""
 import json
 
 from fitlab import Config, train
-from tests.page_helpers import open_page
+from tests.page.helpers import open_page
 
 
 def watch_elements(at):
@@ -38,7 +38,7 @@ def test_the_lesson_has_no_scrubbed_view():
 
 
 def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
-    from tests.page_helpers import open_tab
+    from tests.page.helpers import open_tab
 
     at = open_page()
     assert len(watch_charts(at)) == 1
