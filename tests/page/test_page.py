@@ -7,12 +7,7 @@ import pytest
 import fitlab
 from fitlab import Config, train
 from fitlab.tables import parameter_matrix
-from tests.page.helpers import loss_charts, open_page
-
-
-@pytest.fixture
-def app():
-    return open_page()
+from tests.page.helpers import loss_charts
 
 
 @pytest.fixture
