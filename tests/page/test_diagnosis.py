@@ -169,7 +169,7 @@ def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
 
     real = diagnosis.run_isolated
     monkeypatch.setattr(diagnosis, "run_isolated", dies)
-    page = open_page(detach="false")
+    page = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not page.exception
     assert any("could not be run in the worker process" in w.value for w in page.warning)
     monkeypatch.setattr(diagnosis, "run_isolated", real)
