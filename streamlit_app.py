@@ -15,56 +15,57 @@ else:
     from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
     from ui.sidebar import read_config
-    from ui.state import run_with_progress
+    from ui.state import drawing, run_with_progress
     from ui.tabs.compare import compare_section, remember
     from ui.tabs.failure import error_panel, failure_diagnosis
     from ui.tabs.gradients import tied_gradient_section
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
     from ui.tabs.training import loss_section, parameter_tables, watch
-    from ui.text import INTRO
     from ui.warmup import page_ran
+    from ui.words import INTRO
 
-    st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
-    narrow_screen_style()
-    st.title("fitlab")
-    st.markdown(INTRO)
-    decode_section()
+    with drawing():  # a few page runs draw at once, server-wide (ui/state.py)
+        st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
+        narrow_screen_style()
+        st.title("fitlab")
+        st.markdown(INTRO)
+        decode_section()
 
-    url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
-    config = read_config()
-    if config is None:
-        compare_section()  # earlier runs stay comparable while the settings are invalid
-    else:
-        run = run_with_progress(config)
-        remember(run)
-        if run.error is not None:
-            error_panel(run)  # the lesson comes first, torch's own words
-            inside, compare = st.tabs(["Inside the failure", "Compare runs"],
-                                      key="failure_view", on_change="rerun")
-            with inside:
-                if inside.open:
-                    failure_diagnosis(config)
-                    parameter_tables(run)
+        url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
+        config = read_config()
+        if config is None:
+            compare_section()  # earlier runs stay comparable while the settings are invalid
         else:
-            # Tabs rerun the page when switched, so a tab's content is drawn only
-            # while it is open: the browser renders one tab, not five (ui/state.py).
-            training, student, gradients, compare, sweep = st.tabs(
-                ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
-                key="view", on_change="rerun")
-            with training:
-                loss_section(run)
-                if training.open:
-                    watch(run)
-                parameter_tables(run)
-            with student:
-                if student.open:
-                    student_section(run)
-            with gradients:
-                tied_gradient_section(run, shown=gradients.open)
-            with sweep:
-                sweep_section(config, shown=sweep.open)
-        with compare:
-            compare_section(shown=compare.open)
-    warn_about_url(url_note)  # last: every widget has read the URL by now
-    page_ran()
+            run = run_with_progress(config)
+            remember(run)
+            if run.error is not None:
+                error_panel(run)  # the lesson comes first, torch's own words
+                inside, compare = st.tabs(["Inside the failure", "Compare runs"],
+                                          key="failure_view", on_change="rerun")
+                with inside:
+                    if inside.open:
+                        failure_diagnosis(config)
+                        parameter_tables(run)
+            else:
+                # Tabs rerun the page when switched, so a tab's content is drawn only
+                # while it is open: the browser renders one tab, not five (ui/state.py).
+                training, student, gradients, compare, sweep = st.tabs(
+                    ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
+                    key="view", on_change="rerun")
+                with training:
+                    loss_section(run)
+                    if training.open:
+                        watch(run)
+                    parameter_tables(run)
+                with student:
+                    if student.open:
+                        student_section(run)
+                with gradients:
+                    tied_gradient_section(run, shown=gradients.open)
+                with sweep:
+                    sweep_section(config, shown=sweep.open)
+            with compare:
+                compare_section(shown=compare.open)
+        warn_about_url(url_note)  # last: every widget has read the URL by now
+        page_ran()

@@ -22,7 +22,7 @@ from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.weights import Layers
 
 # The error as the blog post quotes it, from an older torch: 2.13 words the
-# tensor's origin and the hint differently (ui/text.py says how).
+# tensor's origin and the hint differently (the lesson says how).
 BLOG_ERROR_MESSAGE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
     "operation: [torch.FloatTensor [5, 1]], which is output 0 of AsStridedBackward0, is at "

@@ -107,8 +107,8 @@ def _seconds(cost: CostModel, units: tuple[float, float, float, float]) -> float
 def costly_fields(config: Config) -> dict:
     """The fields the cost depends on and their values, as OverBudget names
     them (the library-only fields too, when they are set)."""
-    costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features")
-                                if getattr(config, f) != Config.__dataclass_fields__[f].default)]
+    changed = config.changes()
+    costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features") if f in changed)]
     return {f: getattr(config, f) for f in costly}
 
 
@@ -151,13 +151,6 @@ class OverBudget(ValueError):
             f"{budget:g} s {what} (the cost grows as epochs × batches × width²"
             f"{'' if cells == 1 else ' × configs'}). Lower epochs, width or shared_repeats, "
             f"or raise batch_size{'' if cells == 1 else ', or sweep fewer values'}.")
-
-
-def _costly_fields(config: Config) -> dict:
-    """The fields the cost depends on, with the library-only ones when set."""
-    costly = [*COSTLY_FIELDS, *(f for f in ("n_samples", "in_features")
-                                if getattr(config, f) != Config.__dataclass_fields__[f].default)]
-    return {f: getattr(config, f) for f in costly}
 
 
 def check(config: Config, engine: str | None = None, budget: float = BUDGET_SECONDS) -> None:

@@ -13,6 +13,20 @@ from fitlab.runlog import LoggedRun, overlay_long
 from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}
+DIVERGING = "redblue"  # the weights' colour scheme: red negative, blue positive, white 0
+# Its dark red and blue (ColorBrewer RdBu's #b2182b, #2166ac) as RGB: a table
+# cell's tint (diverging_tint).
+DIVERGING_ENDS = {"negative": "178, 24, 43", "positive": "33, 102, 172"}
+
+
+def diverging_tint(value: float, bound: float) -> str | None:
+    """A CSS colour for `value` on the diverging scale [-bound, bound]: the
+    end of its sign, as opaque as |value| is near `bound`; None for NaN or
+    inf (no colour says anything true of them)."""
+    if not np.isfinite(value):
+        return None
+    alpha = min(abs(value) / bound, 1.0)
+    return f"rgba({DIVERGING_ENDS['positive' if value > 0 else 'negative']}, {alpha:.2f})"
 
 
 def loss_long(history: pd.DataFrame, log_scale: bool = False) -> pd.DataFrame:

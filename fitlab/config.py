@@ -21,6 +21,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
 
 # "fast": numpy by hand (fitlab.engines.numpy_run); "autograd": torch, the blog's way.
 ENGINES = ("fast", "autograd")
+# The values each text field may take.
+CHOICES: dict[str, tuple[str, ...]] = {"engine": ENGINES}
 
 @dataclass(frozen=True)
 class Config:
@@ -63,8 +65,8 @@ class Config:
                 if not isinstance(value, bool):
                     raise ValueError(f"{f.name}={value!r} is not allowed: it must be True or False")
             elif f.type == "str":
-                if value not in ENGINES:
-                    raise ValueError(f"{f.name}={value!r} is not allowed: it must be one of {ENGINES}")
+                if value not in CHOICES[f.name]:
+                    raise ValueError(f"{f.name}={value!r} is not allowed: it must be one of {CHOICES[f.name]}")
             elif f.type == "int":
                 _check_int(f.name, value)
             else:

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fitlab.student.distance import recorded_epochs
-from fitlab.tables import parameter_table
-from fitlab.weights import Layers
+from fitlab.weights import Layers, parameter_table
 
 MAX_FRAMES = 101
 MIN_FRAMES = 2

@@ -4,17 +4,19 @@ few warm worker processes, reused.
 Torch's anomaly mode and `warnings.catch_warnings` act on the whole process,
 not the calling thread: switched on for one session's replay, they change
 every other session's runs (their error messages, their warnings, their
-speed). `run_isolated(func, *args)` runs `func(*args)` in a worker process
+speed). `WorkerPool.run(func, *args)` runs `func(*args)` in a worker process
 instead and returns its result by value, or raises its exception.
 
 The workers are fresh interpreters (`python -m fitlab.isolation`, spawned,
-never forked: the server's threads and locks stay behind), with torch and
-the replay imported as they start (PRELOAD), so a call does not wait for
-imports. There are at
-most `WORKERS` of them; more callers wait for a free one. A worker that
-dies, or overruns its call's timeout, is killed and replaced by a fresh one.
-Each worker serves `CALLS_PER_WORKER` calls, then is replaced, which bounds
-whatever a long-lived process might accumulate.
+never forked: the server's threads and locks stay behind). Each imports as
+it starts the modules its pool's calls have needed so far (and any named by
+`warm`), so a call does not wait for imports, a renewed worker included.
+There are at most `size` of them; more callers wait for a free one. A worker
+that dies, or overruns its call's timeout, is killed and replaced by a fresh
+one; one found dead while idle (killed, out of memory) is replaced before it
+is handed a call. A worker is renewed after `calls_per_worker` calls, or
+as soon as a call leaves it over `max_rss` bytes resident (read from /proc,
+where there is one), which bounds whatever a long-lived process accumulates.
 
 `func` must be picklable: a top-level function of an importable module; its
 arguments and result must be picklable too.
@@ -23,6 +25,7 @@ arguments and result must be picklable too.
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import os
 import pickle
@@ -41,8 +44,10 @@ from typing import Any
 
 WORKERS = 2
 CALLS_PER_WORKER = 500
-# Imported by each worker as it starts: what the isolated calls need.
-PRELOAD = ("torch", "fitlab.failure.explained")
+# A worker with torch imported is about 300 MiB resident, and one lesson call
+# at width 256 adds about 15 MiB that stays (allocator pools); over this cap
+# something is accumulating, and the worker is renewed.
+MAX_RSS = 512 * 2**20
 DEFAULT_TIMEOUT = 120.0
 _ROOT = Path(__file__).resolve().parents[1]  # where `fitlab` is importable from
 _HEADER = struct.Struct("!Q")  # each message: its length, then a pickle
@@ -78,6 +83,16 @@ def _read_exactly(stream, size: int) -> bytes:
 def _receive(stream) -> object:
     (size,) = _HEADER.unpack(_read_exactly(stream, _HEADER.size))
     return pickle.loads(_read_exactly(stream, size))
+
+
+def resident_bytes(pid: int) -> int | None:
+    """The resident memory of process `pid` in bytes, or None where /proc
+    cannot tell (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class _Worker:
@@ -117,6 +132,10 @@ class _Worker:
             raise TimeoutError("the isolated call overran its timeout; its worker was replaced")
         return _receive(self.process.stdout)
 
+    def alive(self) -> bool:
+        """Whether the process is still running (it may have been killed while idle)."""
+        return self.process.poll() is None
+
     def stop(self) -> None:
         """Kill the process (it may be mid-call) and reap it."""
         self.process.kill()
@@ -126,21 +145,32 @@ class _Worker:
 
 
 class WorkerPool:
-    """At most `size` warm worker processes, each importing the modules
-    `preload` as it starts; a call waits for a free one."""
+    """At most `size` warm worker processes; a call waits for a free one.
+    Each worker imports `preload`, and the modules of the functions the pool
+    has run, as it starts."""
 
     def __init__(self, size: int = WORKERS, calls_per_worker: int = CALLS_PER_WORKER,
-                 preload: tuple[str, ...] = PRELOAD):
-        self.size, self.calls_per_worker, self.preload = size, calls_per_worker, preload
+                 max_rss: int | None = MAX_RSS, preload: tuple[str, ...] = ()):
+        self.size, self.calls_per_worker, self.max_rss = size, calls_per_worker, max_rss
+        self._preload = dict.fromkeys(preload)  # an ordered set of module names
         self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
         for _ in range(size):
             self._idle.put(None)  # a slot whose worker is started when first needed
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
 
-    def warm(self, count: int | None = None) -> None:
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """The modules a worker starting now imports first."""
+        with self._lock:
+            return tuple(self._preload)
+
+    def warm(self, count: int | None = None, preload: tuple[str, ...] = ()) -> None:
         """Start `count` workers (default: all) now, if not yet running,
-        without waiting for their imports."""
+        without waiting for their imports; they and every later worker
+        import the modules `preload` first."""
+        with self._lock:
+            self._preload.update(dict.fromkeys(preload))
         free = []
         while True:
             try:
@@ -156,9 +186,15 @@ class WorkerPool:
     def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
         """func(*args, **kwargs) in a worker process: its result by value, or
         its exception raised here. TimeoutError if it takes longer than
-        `timeout` seconds (the worker is killed); WorkerDied if its worker exits."""
+        `timeout` seconds (the worker is killed); WorkerDied if its worker
+        exits during the call."""
+        with self._lock:
+            self._preload.setdefault(getattr(func, "__module__", None) or "builtins")
         worker = self._idle.get()
         try:
+            if worker is not None and not worker.alive():
+                self._retire(worker)  # died while idle: this call gets a fresh one
+                worker = None
             if worker is None:
                 worker = self._start()
             status, value = worker.call(func, args, kwargs, timeout)
@@ -169,7 +205,7 @@ class WorkerPool:
                 self._retire(worker)
             self._idle.put(None)
             raise
-        if worker.calls >= self.calls_per_worker:
+        if worker.calls >= self.calls_per_worker or self._over_memory(worker):
             self._retire(worker)
             worker = None
         self._idle.put(worker)
@@ -188,6 +224,12 @@ class WorkerPool:
             workers, self._all = list(self._all), set()
         for worker in workers:
             worker.stop()
+
+    def _over_memory(self, worker: _Worker) -> bool:
+        if self.max_rss is None:
+            return False
+        rss = resident_bytes(worker.process.pid)
+        return rss is not None and rss > self.max_rss
 
     def _start(self) -> _Worker:
         worker = _Worker(self.preload)
@@ -211,10 +253,11 @@ def run_isolated(func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwar
     return _POOL.run(func, *args, timeout=timeout, **kwargs)
 
 
-def warm(count: int | None = None) -> None:
-    """Start `count` of the process's workers (default: all) now, so that
-    the first isolated call does not wait for a worker to import torch."""
-    _POOL.warm(count)
+def warm(count: int | None = None, preload: tuple[str, ...] = ()) -> None:
+    """Start `count` of the process's workers (default: all) now, importing
+    the modules `preload`, so that the first isolated call does not wait
+    for a worker to import them (see WorkerPool.warm)."""
+    _POOL.warm(count, preload)
 
 
 def _serve(preload: list[str]) -> None:
@@ -228,6 +271,9 @@ def _serve(preload: list[str]) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt the answers
     for name in preload:
         importlib.import_module(name)
+    # What the imports made lives as long as the worker: collections, and
+    # scans of the heap (fitlab.failure.explained), skip it from now on.
+    gc.freeze()
     _send(answers, _READY)
     while True:
         try:
@@ -242,6 +288,11 @@ def _serve(preload: list[str]) -> None:
                 _send(answers, ("error", exc))
             except Exception:  # the exception itself does not pickle
                 _send(answers, ("error", IsolatedError(traceback.format_exc())))
+        # What the call left in reference cycles (a failed run's traceback
+        # holds its frames, and they its tensors) is freed now, while the
+        # worker waits, not whenever the collector next sweeps everything:
+        # otherwise a width-256 lesson call kept 0.6 MiB until then.
+        gc.collect()
 
 
 if __name__ == "__main__":

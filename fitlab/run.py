@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -13,8 +14,10 @@ from fitlab.config import Config
 from fitlab.frames import Frames
 from fitlab.student.distance import DistanceRecords
 from fitlab.student.records import StudentTeacher
-from fitlab.tables import parameter_table
-from fitlab.weights import Layers
+from fitlab.weights import Layers, parameter_table
+
+# progress(done, total): what an engine (or a sweep) reports after each epoch.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from fitlab.config import Config
 from fitlab.run import Run
-from fitlab.tables import PARAM_COLUMNS
+from fitlab.weights import PARAM_COLUMNS
 
 LOG_LIMIT = 12
 

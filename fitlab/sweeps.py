@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from fitlab.config import Config
+from fitlab.run import Progress
 
 AXES = ("lr", "seed", "width")
 # A grid's size is bounded: every config's weights, data and activations sit
 # in memory at once (2**26 float32 activations are 256 MiB).
 MAX_CONFIGS = 256
 MAX_ACTIVATIONS = 2**26
-
-Progress = Callable[[int, int], None]
 
 
 def grid(config: Config, **axes) -> list[Config]:

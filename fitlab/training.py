@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from fitlab.config import Config
-from fitlab.run import Run
-
-# progress(done, total), called after each epoch.
-Progress = Callable[[int, int], None]
+from fitlab.run import Progress, Run
 
 
 def train(config: Config, progress: Progress | None = None) -> Run:

@@ -22,7 +22,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from fitlab.charts import SPLIT_LABELS
+from fitlab.charts import DIVERGING, SPLIT_LABELS
 from fitlab.frames import Frames
 from fitlab.run import Run
 from fitlab.weights import Layers, forward, teacher_as_student, use_counts, use_order
@@ -32,7 +32,6 @@ FRAME = "frame"              # index of the recorded frame nearest EPOCH
 FRAME_EPOCH = "frame_epoch"  # the epoch of that frame
 DIAGRAM_MAX_WIDTH = 16
 HEATMAP_MAX_UNITS = 32       # wider matrices are shown by their top-left corner
-DIVERGING = "redblue"        # red negative, blue positive, white 0
 PANEL_WIDTH = 320
 
 

@@ -1,9 +1,12 @@
 """Cost of fitlab.explain's recorder: each workload plain and recorded, in this one process.
 
 Rounds interleave plain and recorded runs (so drift hits both alike); prints the medians
-and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps) and the blog's
+and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps), a small transformer
+encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and the blog's
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
-50 rows, 10 epochs = 100 steps).
+50 rows, 10 epochs = 100 steps). Budgets: 1.3x on the realistic loops, 3x on the tiny net.
+"bare modes" is the same run under a dispatch and a function mode that only pass each call
+on: the floor of the recorder's design, whatever it records.
 
     python tools/bench_explain.py [--rounds 9] [--threads 1]
 
@@ -12,6 +15,7 @@ the plain run's own time swing by an order of magnitude, which no ratio survives
 """
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -19,6 +23,8 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fitlab.explain import Recorder  # the checkout's package, imported after the path is set
@@ -41,6 +47,22 @@ def conv_net():
     return run
 
 
+def encoder():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
+    net = nn.Sequential(nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False))
+    head = nn.Linear(128, 10)
+    data = [(torch.randn(16, 64, 128), torch.randint(0, 10, (16,))) for _ in range(10)]
+    opt = torch.optim.AdamW([*net.parameters(), *head.parameters()], lr=1e-3)
+
+    def run():
+        for x, y in data:
+            opt.zero_grad()
+            nn.functional.cross_entropy(head(net(x).mean(dim=1)), y).backward()
+            opt.step()
+    return run
+
+
 def blog_net():
     torch.manual_seed(0)
     shared = nn.Linear(5, 5)
@@ -59,13 +81,34 @@ def blog_net():
     return run
 
 
-def timed(run, recorded: bool) -> float:
+class _BareDispatch(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # as the recorder's own dispatch mode
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class _BareFunction(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def bare_modes():
+    """The recorder's two kinds of mode doing nothing: the floor of its design's cost."""
+    with _BareFunction(), _BareDispatch():
+        yield
+
+
+def timed(run, context) -> float:
     start = time.perf_counter()
-    if recorded:
-        with Recorder():
-            run()
-    else:
+    if context is None:
         run()
+    else:
+        with context():
+            run()
     return time.perf_counter() - start
 
 
@@ -77,16 +120,20 @@ def main() -> None:
     rounds = ns.rounds
     torch.set_num_threads(ns.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} interleaved rounds")
-    for name, make in [("conv net, batch 64, 50 steps", conv_net), ("blog tiny net, 100 steps", blog_net)]:
+    workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
+                 ("blog tiny net, 100 steps", blog_net)]
+    for name, make in workloads:
         run = make()
         run()  # warm-up: allocator, kernels, caches
-        timed(run, True)
-        plain, recorded = [], []
+        timed(run, Recorder)
+        plain, bare, recorded = [], [], []
         for _ in range(rounds):
-            plain.append(timed(run, False))
-            recorded.append(timed(run, True))
-        p, r = statistics.median(plain), statistics.median(recorded)
-        print(f"{name:<30} plain {p * 1e3:8.1f} ms   recorded {r * 1e3:8.1f} ms   ratio {r / p:5.2f}x")
+            plain.append(timed(run, None))
+            bare.append(timed(run, bare_modes))
+            recorded.append(timed(run, Recorder))
+        p, b, r = (statistics.median(x) for x in (plain, bare, recorded))
+        print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
+              f"   (bare modes {b / p:4.2f}x)")
 
 
 if __name__ == "__main__":

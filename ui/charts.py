@@ -26,6 +26,12 @@ def draw(build: Callable[..., alt.TopLevelMixin], key: Hashable, *args) -> None:
     st.vega_lite_chart(spec(build, key, *args), width="stretch")
 
 
+def forget() -> None:
+    """Forget every memoised spec (a benchmark's fresh start)."""
+    with _lock:
+        _specs.clear()
+
+
 def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -> dict:
     """The Vega-Lite spec of build(*args) (an Altair chart, or a spec
     already made a dict), memoised on (build, key)."""

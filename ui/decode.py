@@ -7,11 +7,122 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fitlab.explain import decode
+from fitlab.explain import Decoded, decode
 from fitlab.explain.decode import MAX_CHARS
-from ui.text import EXPLAIN_COMMAND, NOT_THIS_ERROR, decoded_parts, find_the_line, likely_causes
 
 KEY = "decode_message"
+
+EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
+
+TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
+            "beginning was searched. If the error is further down, paste the part around its "
+            "`RuntimeError:` line.")
+
+NOT_THIS_ERROR = (
+    "That is not this error. This box explains torch's *\"one of the variables needed for gradient "
+    "computation has been modified by an inplace operation\"*; paste that message (the whole "
+    "`RuntimeError:` line) to have it decoded.")
+
+_PRODUCERS = {
+    "transposed_weight": (
+        "a **view written in place after it was saved** (the view itself or its base): torch "
+        "2.13 names any such view `AsStrided`, torch 1.10 to 2.x `AsStridedBackward0`. Often a "
+        "**layer's weight seen transposed** (`nn.Linear` multiplies by `weight.t()`; torch 1.6 "
+        "named that one `TBackward`), but a saved slice such as `h[:, :3]` reads the same"),
+    "activation_output": (
+        "the output of an **activation or elementwise function** that saves its own output for its "
+        "gradient (ReLU, sigmoid, tanh, exp, softmax…): something changed that output in place "
+        "after it was computed"),
+    "index_view": (
+        "a **view made by indexing, slicing or reshaping** another tensor: a write to the view or "
+        "to its base (e.g. `h[:, 0] = 0`) changed what was saved"),
+    "other": "another operation's output, saved for its gradient",
+}
+
+_LEAF = ("The message names no operation that made it: it is a **leaf**, made by no tracked "
+         "operation, such as a parameter or an input. Most likely a weight changed in place "
+         "(an optimiser step, an init, `.copy_`) between the forward pass and its backward.")
+
+CAUSES = {
+    "reinit_or_step_on_weights": (
+        "The weights were re-initialised or changed in place (`nn.init.*_`, `.copy_`, "
+        "`optimizer.step()`) after a forward pass whose graph is still differentiated: the blog's "
+        "bug, labels made by the net and not detached. Fix: `.detach()` what the old weights made."),
+    "optimizer_step_between_backwards": (
+        "`optimizer.step()` ran between a forward pass and a backward through it (e.g. a GAN: the "
+        "discriminator's step, then the generator's backward through the old graph). Fix: every "
+        "backward that needs the graph before the step, or a fresh forward pass after it."),
+    "inplace_activation": (
+        "An in-place activation (`nn.ReLU(inplace=True)`, `F.relu_`, `x.sigmoid_()`) overwrote a "
+        "tensor the previous operation saved. Fix: drop `inplace=True`."),
+    "augmented_assignment": (
+        "`x += …`, `x *= …` or another `_`-suffixed method on a tensor autograd saved. Fix: "
+        "`x = x + …`, or `x = x.clone()` before the write."),
+    "index_assignment": (
+        "`x[idx] = …` on a tensor autograd saved (or on a view of it). Fix: write to a clone, or "
+        "build the result with `torch.where` / `torch.cat`."),
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
+    """(part of the message, what it means), for each part the message has.
+    Every fact quoted from the message is a number or a name of word
+    characters (decode's patterns), put in code spans."""
+    parts = []
+    if d.tensor_type is not None:
+        shape = "a scalar" if d.shape == () else f"shape `{list(d.shape)}`" if d.shape is not None else "a shape"
+        kind = f"{d.dtype} " if d.dtype else ""
+        device = {"cpu": "on the CPU", "cuda": "on a CUDA GPU"}.get(d.device, f"on `{d.device}`" if d.device else "")
+        hint = ""
+        if d.shape is not None and len(d.shape) == 2 and d.kind == "transposed_weight":
+            a, b = d.shape
+            hint = (f" If it is a transposed weight, look for `nn.Linear({a}, {b})`, whose weight is "
+                    f"`[{b}, {a}]`.")
+        parts.append((f"[{d.tensor_type} …]",
+                      f"The **saved tensor**: a {kind}tensor {device} of {shape}. Autograd kept it "
+                      f"for the backward pass.{hint}"))
+    if d.producer is not None:
+        parts.append((f"output {d.output_index} of {d.producer}",
+                      f"What made it: `{d.producer}`, {_PRODUCERS[d.kind]}."))
+    elif d.tensor_type is not None:
+        parts.append(("(no \"output of\" part)", _LEAF))
+    if d.version is not None:
+        gap = d.gap
+        how = (f"it was saved at version {d.expected_version} and has been written "
+               f"{_plural(gap, 'time')} since (each in-place op on it adds one)")
+        if gap is not None and gap <= 0:
+            how = (f"it was saved at version {d.expected_version} and its counter now reads "
+                   f"{d.version}: not a later write, but a version counter that changed otherwise")
+        loop = (" A high version with a gap of 1 points to a tensor written over and over, "
+                "like a weight updated by every `optimizer.step()`." if d.version > 3 and gap == 1 else "")
+        parts.append((f"is at version {d.version}; expected version {d.expected_version}",
+                      f"The **version gap**: {how}.{loop}"))
+    if d.hint == "anomaly":
+        parts.append(("Hint: enable anomaly detection …",
+                      "Anomaly mode on *before* the forward pass shows the line where the tensor "
+                      "was saved, not the line that wrote it."))
+    elif d.hint == "backtrace":
+        parts.append(("Hint: the backtrace further above …",
+                      "Anomaly mode was on when backward ran. Only if it was on during the forward "
+                      "pass too does the traceback above show the forward line that saved the "
+                      "tensor (not the line that wrote it); turned on just for the backward, torch "
+                      "prints this hint with no such traceback."))
+    return parts
+
+
+def likely_causes(d: Decoded) -> list[str]:
+    """The likely causes for the message's pattern, most likely first."""
+    return [CAUSES[key] for key in d.causes]
+
+
+def find_the_line() -> str:
+    """Markdown: the command that finds the writing line in the reader's own script."""
+    return ("To find the line in your own script, run it under fitlab's recorder (nothing you "
+            "paste here is run):")
 
 
 def decode_section() -> None:
@@ -19,14 +130,20 @@ def decode_section() -> None:
     with st.expander("Decode your own error message"):
         message = st.text_area(
             "Paste a \"modified by an inplace operation\" error (any torch version's wording)",
-            key=KEY, max_chars=MAX_CHARS, height=110,
+            # One character more than is read: a longer paste, cut by the
+            # browser, is told apart from one that fits.
+            key=KEY, max_chars=MAX_CHARS + 1, height=110,
             placeholder="RuntimeError: one of the variables needed for gradient computation has been "
                         "modified by an inplace operation: [torch.FloatTensor [5, 1]], …")
         if not message.strip():
             return
+        too_long = len(message) > MAX_CHARS
+        if too_long:
+            st.warning(TOO_LONG)
         decoded = decode(message)
         if decoded is None:
-            st.info(NOT_THIS_ERROR)
+            if not too_long:
+                st.info(NOT_THIS_ERROR)
             return
         st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
         st.markdown("**Likely causes**, most likely first:\n\n" +

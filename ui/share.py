@@ -5,7 +5,7 @@ Streamlit drops a bound URL value it cannot use (wrong type, out of range)
 silently; to say so, the page remembers the URL it was opened with before any
 widget reads it, and compares it with what the widgets ended up holding.
 Text from the URL is a stranger's: the warning shows it as plain text (never
-markdown), cut short, and a flood of parts summarised (ui/text.py words it).
+markdown), cut short, and a flood of parts summarised.
 The address bar is then cleaned of what was ignored, so that it is again the
 link to the run on screen.
 """
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import streamlit as st
 
 from fitlab import Config
-from ui.text import IGNORED_HEADLINE, ignored_lines
 
 URL = "query-params"  # the widgets' bind= value: the setting lives in the URL
 _OPENED_WITH = "url_opened_with"  # session key of the URL the session began with
@@ -44,6 +43,60 @@ class Ignored:
     kind: str
     used: object = None
     default: bool = False
+
+
+IGNORED_HEADLINE = ("**Some of this link was ignored.** The page runs without it; "
+                    "here is what it left out, and what it uses instead:")
+
+# How much of a stranger's URL the warning shows.
+SHOWN_PARTS, SHOWN_CHARS = 8, 60
+
+
+def ignored_lines(problems, unseen: int = 0) -> list[str]:
+    """Plain-text lines (for st.text, never markdown): each ignored part of
+    a link (ui.share.Ignored), its text from the URL cut short with its
+    control characters made visible, and what the page uses instead; past
+    SHOWN_PARTS, one line that counts the rest (with `unseen` parts the page
+    did not even keep)."""
+    lines = [f"• {_url_part(p.key, p.values)}: {_ignored_because(p)}." for p in problems[:SHOWN_PARTS]]
+    more = len(problems) - SHOWN_PARTS + unseen
+    if more > 0:
+        lines.append(f"• … and {more:,} more {'part' if more == 1 else 'parts'} of the link, "
+                     "not settings of this page or not usable; ignored.")
+    return lines
+
+
+def _ignored_because(problem) -> str:
+    if problem.kind == "unknown":
+        return "not a setting of this page; ignored"
+    used = _setting_value(problem.used)
+    instead = f"the default, {used}" if problem.default else used
+    if problem.kind == "repeated":
+        return f"given {len(problem.values)} times; using {instead}"
+    return f"not a value this setting can take; using {instead}"
+
+
+def _url_part(key: str, values: tuple[str, ...]) -> str:
+    shown = _visible(key)
+    if not values or values == ("",):
+        return shown if not values else f"{shown}="
+    first = f"{shown}={_visible(values[0])}"
+    return first if len(values) == 1 else f"{first} (and {len(values) - 1} more)"
+
+
+def _visible(text: str) -> str:
+    """`text` on one line, control characters as escapes (a newline as \\n),
+    cut to SHOWN_CHARS."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escaped if len(escaped) <= SHOWN_CHARS else f"{escaped[:SHOWN_CHARS]}… (cut short)"
+
+
+def _setting_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def remember_url() -> None:

@@ -10,7 +10,7 @@ from fitlab import BOUNDS, Config
 from fitlab.budget import OverBudget, check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
-from ui.text import over_budget_message
+from ui.words import ADVANCED, WIDGET_LABELS, over_budget_message
 
 DEFAULTS = Config()
 # The width slider's stops: every width up to 16, where a unit more or less
@@ -67,45 +67,45 @@ def read_config() -> Config | None:
     sidebar = st.sidebar
     sidebar.header("The fit")
     basics = sidebar.container()
-    advanced = sidebar.expander("Advanced")
+    advanced = sidebar.expander(ADVANCED)
 
     # Widgets take their default as value= (not via session state): a bound
     # widget drops a URL value equal to its default, so the two must agree.
     # Advanced first in code, shown below: batch_size's bound depends on n_train.
     with advanced:
-        epochs = st.slider("Epochs", *BOUNDS["epochs"], value=DEFAULTS.epochs, key="epochs", bind=URL)
-        seed = st.number_input("Seed", min_value=BOUNDS["seed"][0], max_value=BOUNDS["seed"][1],
+        epochs = st.slider(WIDGET_LABELS["epochs"], *BOUNDS["epochs"], value=DEFAULTS.epochs, key="epochs", bind=URL)
+        seed = st.number_input(WIDGET_LABELS["seed"], min_value=BOUNDS["seed"][0], max_value=BOUNDS["seed"][1],
                                value=DEFAULTS.seed, step=1, key="seed", bind=URL,
                                help="Seeds the run's one random generator.")
-        n_train = st.slider("Training rows", 1, DEFAULTS.n_samples - 1, value=DEFAULTS.n_train,
+        n_train = st.slider(WIDGET_LABELS["n_train"], 1, DEFAULTS.n_samples - 1, value=DEFAULTS.n_train,
                             key="n_train", bind=URL,
                             help=f"The first rows of {DEFAULTS.n_samples} train; the rest are the test set.")
-        tied = st.checkbox("Tie the shared layer", value=DEFAULTS.tied, key="tied", bind=URL,
+        tied = st.checkbox(WIDGET_LABELS["tied"], value=DEFAULTS.tied, key="tied", bind=URL,
                            help="Off: the student gets an independent copy of the shared "
                                 "layer per use, all starting from the same values.")
-        engine = st.radio("Engine", ENGINES, index=ENGINES.index(DEFAULTS.engine), key="engine",
+        engine = st.radio(WIDGET_LABELS["engine"], ENGINES, index=ENGINES.index(DEFAULTS.engine), key="engine",
                           bind=URL, horizontal=True,
                           help="fast: the same math by hand in numpy. autograd: torch, the "
                                "blog's way. Undetached labels always run autograd.")
     if st.session_state.get("batch_size", DEFAULTS.batch_size) > n_train:
         st.session_state["batch_size"] = n_train
     with basics:
-        width = st.select_slider("Hidden width", WIDTHS, value=DEFAULTS.width, key="width", bind=URL,
+        width = st.select_slider(WIDGET_LABELS["width"], WIDTHS, value=DEFAULTS.width, key="width", bind=URL,
                                  help="Every width to 16, then 24, 32, 48, 64, 96, 128, 192, 256.")
-        repeats = st.slider("Shared layer repeats", *BOUNDS["shared_repeats"],
+        repeats = st.slider(WIDGET_LABELS["shared_repeats"], *BOUNDS["shared_repeats"],
                             value=DEFAULTS.shared_repeats, key="shared_repeats", bind=URL,
                             help="How many times the one shared Linear(width, width) is applied.")
         # The step is half of the value the box is about to show.
         shown_lr = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
-        lr = st.number_input("Learning rate", min_value=BOUNDS["lr"][0], max_value=BOUNDS["lr"][1],
+        lr = st.number_input(WIDGET_LABELS["lr"], min_value=BOUNDS["lr"][0], max_value=BOUNDS["lr"][1],
                              value=DEFAULTS.lr, step=shown_lr / 2, format="%g", key="lr", bind=URL,
                              on_change=_lr_stepped,
                              help="+ and − step through 1, 2, 5 × 10^k; type any value.")
         st.session_state[_LR_SHOWN] = lr
-        batch_size = st.number_input("Batch size", min_value=1, max_value=n_train,
+        batch_size = st.number_input(WIDGET_LABELS["batch_size"], min_value=1, max_value=n_train,
                                      value=min(DEFAULTS.batch_size, n_train), step=1,
                                      key="batch_size", bind=URL)
-        detach = st.checkbox("Detach the labels", value=DEFAULTS.detach, key="detach", bind=URL,
+        detach = st.checkbox(WIDGET_LABELS["detach"], value=DEFAULTS.detach, key="detach", bind=URL,
                              help="The blog's fix. Untick to see the error it hit.")
     try:
         config = Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
@@ -117,5 +117,6 @@ def read_config() -> Config | None:
         st.error(over_budget_message(refused))
         return None
     except ValueError as exc:
-        st.error(f"These settings cannot run: {exc}")
+        st.error("These settings cannot run:")
+        st.text(str(exc))  # it quotes the values: text, never markdown
         return None

@@ -10,24 +10,32 @@ carries its widgets' values over while it is closed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
 from fitlab import Config
+from fitlab.budget import estimated_seconds
 from fitlab.cache import RunCache
-from fitlab.jobs import JobGate, ServerBusy
+from fitlab.jobs import JobGate, Place, Replaced, ServerBusy
 from fitlab.run import Run
-from ui.text import server_busy, waiting_in_line
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
 # measured on; more only make each slower (docs/robustness.md).
 HEAVY_AT_ONCE = 2
 # Sessions that may wait for a slot; one more is told the server is busy.
 HEAVY_WAITING = 32
+# Page runs drawing at once, server-wide (a heavy job's wait and run do not
+# count): see drawing().
+DRAWING_AT_ONCE = 2
 T = TypeVar("T")
+_held = threading.local()  # the drawing permit this thread's page run holds, if any
 
 
 @st.cache_resource
@@ -42,13 +50,71 @@ def job_gate() -> JobGate:
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
 
 
-def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
+@st.cache_resource
+def draw_gate() -> threading.Semaphore:
+    """The server's permits to draw a page, shared by every session."""
+    return threading.Semaphore(DRAWING_AT_ONCE)
+
+
+@contextmanager
+def drawing() -> Iterator[None]:
+    """Hold one of the server's few drawing permits for a page run.
+
+    Drawing a cached page is about 0.1 CPU s of Python (its elements, its
+    charts' data marshalled). Forty visitors of one link at once ran forty
+    such threads, and the server's event loop, which needs the interpreter
+    lock for every message it sends, waited behind all of them: nobody heard
+    anything for 7 s. With a few drawing at once the others wait off the
+    lock, the loop keeps sending, and the pages come one after another."""
+    gate = draw_gate()
+    gate.acquire()
+    _held.gate = gate
+    try:
+        yield
+    finally:
+        _held.gate = None
+        gate.release()
+
+
+@contextmanager
+def _not_drawing() -> Iterator[None]:
+    """Give this page run's drawing permit back for the `with` block (a
+    heavy job's wait and run), and take one again after."""
+    gate = getattr(_held, "gate", None)
+    if gate is None:
+        yield
+        return
+    _held.gate = None
+    gate.release()
+    try:
+        yield
+    finally:
+        gate.acquire()
+        _held.gate = gate
+
+
+def waiting_in_line(what: str, place: Place, slots: int) -> str:
+    """Plain text: a job waiting for a free slot, and its place in line."""
+    others = place.running + place.ahead
+    return (f"Waiting to start {what}: the server runs {slots} at once, and "
+            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
+            f"({place.running} running, {place.ahead} waiting ahead of you).")
+
+
+def server_busy(what: str, busy: ServerBusy) -> str:
+    """Plain text: a job turned away because the line is full."""
+    return (f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
+            "waiting. Try again in a minute; your settings stay in the address bar.")
+
+
+def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
     """func(*args, **kwargs) as one of the server's few heavy jobs at once
-    (training, a sweep, a fix, a replay): while it waits for a slot, the page
-    says so and gives its place in line, `what` naming the job ("the
-    training"). If the line is full the page says the server is busy and
-    this run of the page stops there. Never nest it: a job holding a slot
-    that waits for another could wait for ever."""
+    (training, a sweep, a fix, a replay), `estimate` its expected seconds
+    (fitlab.budget): while it waits for a slot, the page says so and gives
+    its place in line, `what` naming the job ("the training"). A session has
+    one job in line: a newer one takes its place. If the line is full the
+    page says the server is busy and this run of the page stops there. Never
+    nest it: a job holding a slot that waits for another could wait for ever."""
     note = None
 
     def waiting(place) -> None:
@@ -56,14 +122,24 @@ def heavy(what: str, func: Callable[..., T], *args, **kwargs) -> T:
         note = note or st.empty()
         note.info(waiting_in_line(what, place, HEAVY_AT_ONCE), icon="⏳")
 
+    ctx = get_script_run_ctx()
     try:
-        with job_gate().slot(on_wait=waiting):
+        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
+                                             estimate=estimate):
             if note is not None:
                 note.empty()
             return func(*args, **kwargs)
     except ServerBusy as busy:
         st.warning(server_busy(what, busy))
         st.stop()
+    except Replaced:  # this session asked for something newer, which waits in its place
+        st.stop()
+
+
+def replay_seconds(config: Config) -> float:
+    """The expected seconds of a replay of the lesson's run: it fails at its
+    first backward(), so one epoch's worth at most."""
+    return estimated_seconds(replace(config, epochs=1))
 
 
 def run_with_progress(config: Config) -> Run:
@@ -78,7 +154,8 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress))
+    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
+                                                  estimate=estimated_seconds(c)))
     bar.empty()
     return run
 

@@ -57,11 +57,15 @@ def warm() -> None:
     run_cache().get(fitlab.Config(detach=False), fitlab.train)
     # The lesson's script runs in a worker process; one is enough to start
     # (each holds its own torch), the second starts if two replays meet.
-    isolation.warm(1)
-    # The default lesson's script through fitlab.explain, into the cache.
-    from ui.tabs.failure import cached_explained
+    from fitlab.failure.explained import explained_blog
+    from ui.tabs.failure.script import cached_explained
 
-    cached_explained(fitlab.Config(detach=False))
+    isolation.warm(1, preload=(explained_blog.__module__,))
+    # The default lesson's script through fitlab.explain, into the cache.
+    try:
+        cached_explained(fitlab.Config(detach=False))
+    except (isolation.WorkerDied, TimeoutError):
+        pass  # its worker was killed or hung: not cached, so the page's first view runs it
     # The default run's Student vs teacher tables; the first matching of
     # hidden units also imports scipy's solver.
     for view in STUDENT_VIEWS:

@@ -13,9 +13,8 @@ from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
 from fitlab.engines.threads import use_torch_threads
 from fitlab.frames import FrameRecorder
-from fitlab.run import Run, TrainingError, make_run
+from fitlab.run import Progress, Run, TrainingError, make_run
 from fitlab.student.distance import DistanceTracker
-from fitlab.training import Progress
 
 
 def train_autograd(config: Config, progress: Progress | None = None) -> Run:
@@ -25,7 +24,8 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
     start = setup(config)
     student, inputs, labels = start.student, start.inputs, start.labels
     initial_layers = student.layer_arrays()
-    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs,
+                              tied=config.tied)
     tracker.record(0, initial_layers)
     recorder = FrameRecorder(initial_layers, config.epochs)
     recorder.record(0, initial_layers)

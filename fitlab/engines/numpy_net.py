@@ -17,7 +17,7 @@ import numpy as np
 
 from fitlab.config import Config
 from fitlab.engines.blas import one_blas_thread
-from fitlab.training import Progress
+from fitlab.run import Progress
 
 
 class FlatLayers:

@@ -20,9 +20,8 @@ from fitlab.config import Config
 from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
 from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
 from fitlab.frames import FrameRecorder
-from fitlab.run import Run, make_run
+from fitlab.run import Progress, Run, make_run
 from fitlab.student.distance import DistanceTracker
-from fitlab.training import Progress
 from fitlab.weights import Layers, teacher_as_student
 
 
@@ -244,7 +243,8 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
         np.subtract(net.params, teacher.params, out=difference)
         return [math.sqrt(float(piece @ piece)) for piece in pieces]
 
-    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs)
+    tracker = DistanceTracker(start.teacher_layers, config.shared_repeats, config.epochs,
+                              tied=config.tied)
     tracker.record(0, start.layers)
     recorder = FrameRecorder(start.layers, config.epochs)
     recorder.record(0, start.layers)

@@ -1,19 +1,50 @@
-"""Explain PyTorch's in-place autograd error: which line saved the tensor, which wrote it.
+"""Explain PyTorch's in-place autograd error: which line saved the tensor, which wrote it, the fix.
 
     from fitlab.explain import run_script, format_report, decode
-    report = run_script("blog.py", [])     # runs it as __main__, recording writes
+    report = run_script("train.py", [])    # runs it as __main__, recording writes
     print(format_report(report))
     report.to_json()
     decode(str(exc))                       # facts from any torch version's message
 
-Command line: python -m fitlab.explain [--report FILE.json] SCRIPT [ARGS...]
+    with fitlab.explain.recording() as rec:   # a notebook cell, a block of code
+        ...
+    rec.report                             # the same Report, None if nothing failed
+
+In IPython or Jupyter: `%load_ext fitlab.explain`, then `%%explain` on a cell.
+Command line: python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]
+
+Names are imported on first use, so `import fitlab.explain.decode` (pure text) does not
+import torch.
 """
 
-from fitlab.explain.decode import Decoded, decode
-from fitlab.explain.frames import Frame
-from fitlab.explain.recorder import Recorder
-from fitlab.explain.report import Fix, Report, SilentWrite, TensorFacts, WriteFacts, format_report
-from fitlab.explain.runner import run_script
+import importlib
 
-__all__ = ["Decoded", "Fix", "Frame", "Recorder", "Report", "SilentWrite", "TensorFacts", "WriteFacts",
-           "decode", "format_report", "run_script"]
+# Pure text, imported at once: `decode` names both the module and its function, and an import
+# of the module would otherwise leave the package's `decode` bound to the module.
+from fitlab.explain.decode import Decoded, decode
+
+_HOME = {
+    "Frame": "stack", "Via": "stack",
+    "Recorder": "recorder",
+    "Fix": "advice", "Edit": "edits",
+    "Report": "report", "SilentWrite": "report", "TensorFacts": "report", "WriteFacts": "report",
+    "format_report": "report",
+    "run_script": "runner", "run_module": "runner",
+    "recording": "notebook", "Recording": "notebook",
+    "load_ipython_extension": "ipython",
+}
+
+__all__ = ["Decoded", "Edit", "Fix", "Frame", "Recorder", "Recording", "Report", "SilentWrite", "TensorFacts",
+           "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension", "recording", "run_module",
+           "run_script"]
+
+
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fitlab.explain' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"fitlab.explain.{home}"), name)
+
+
+def __dir__() -> list:
+    return __all__

@@ -1,32 +1,157 @@
-"""python -m fitlab.explain [--report FILE.json] SCRIPT [ARGS...]
+"""python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]
 
-Exit status: 1 when the script died of the in-place error, 2 of another exception,
-else the script's own (0 when it finished)."""
+Runs SCRIPT (or MODULE, as `python -m` does) as `__main__`, recording in-place writes; when it
+dies of "modified by an inplace operation", prints Python's traceback, then where the tensor
+was saved, written and differentiated, and the fix. Exit status: 1 when the script died of
+that error, 2 of another exception (or a usage error), 130 on Ctrl-C (the process ends by
+SIGINT, as Python's does), else the script's own (0 when it finished).
+"""
 
-import argparse
+from __future__ import annotations
+
+import os
+import signal
 import sys
 
-from fitlab.explain.report import format_report
-from fitlab.explain.runner import run_script
+USAGE = "usage: python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]"
+
+
+def _refuse(message: str) -> int:
+    print(f"fitlab.explain: {message}", file=sys.stderr)
+    return 2
+
+
+def _parse(argv: list):
+    """(report path or None, "script"/"module", target, args) or an error string."""
+    report, i = None, 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            return "help"
+        if arg == "--report" or arg.startswith("--report="):
+            if "=" in arg:
+                report = arg.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                i += 1
+                report = argv[i]
+            else:
+                return "--report needs a file name"
+        elif arg == "-m" or (arg.startswith("-m") and len(arg) > 2):
+            name = arg[2:] or (argv[i + 1] if i + 1 < len(argv) else None)
+            if not name:
+                return "-m needs a module name"
+            rest = argv[i + (1 if arg[2:] else 2):]
+            return report, "module", name, rest
+        elif arg == "--":
+            i += 1
+            break
+        elif arg.startswith("-"):
+            return f"unknown option {arg}"
+        else:
+            break
+        i += 1
+    if i >= len(argv):
+        return "no script given"
+    return report, "script", argv[i], argv[i + 1:]
+
+
+def _writable(path: str) -> str | None:
+    """Why a report cannot be written at `path` (absolute), or None if it can."""
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        return f"--report {path} is a folder"
+    if not os.path.isdir(folder):
+        return f"--report {path}: no such folder {folder}"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"--report {path}: not writable"
+    return None
+
+
+def _torch_missing() -> str | None:
+    """Why this torch cannot run the recorder (one line), or None."""
+    try:
+        import fitlab.explain.recorder  # noqa: F401 - the APIs it needs are imported there
+        import fitlab.explain.runner  # noqa: F401
+    except (ImportError, AttributeError) as exc:
+        try:
+            import torch
+            version = torch.__version__
+        except ImportError:
+            return "torch is not installed (pip install torch)"
+        return f"this torch ({version}) lacks an API fitlab.explain needs (torch>=2.1): {exc}"
+    return None
+
+
+def _err():
+    """Where to print: the script may have closed or replaced stderr."""
+    err = sys.stderr
+    return err if err is not None and not getattr(err, "closed", False) else sys.__stderr__
 
 
 def main(argv=None) -> int:
-    """Run the CLI; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m fitlab.explain", description=__doc__.split("\n")[0])
-    parser.add_argument("--report", metavar="FILE.json", help="also write the report as JSON here")
-    parser.add_argument("script")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
-    ns = parser.parse_args(argv)
-    report = run_script(ns.script, ns.args)
-    sys.stdout.flush()
+    """Run the CLI; returns the exit status (on Ctrl-C the process ends by SIGINT instead)."""
+    parsed = _parse(list(sys.argv[1:] if argv is None else argv))
+    if parsed == "help":
+        print(__doc__.strip())
+        return 0
+    if isinstance(parsed, str):
+        print(USAGE, file=sys.stderr)
+        return _refuse(parsed)
+    report_path, kind, target, args = parsed
+    if report_path is not None:
+        report_path = os.path.abspath(report_path)
+        why = _writable(report_path)
+        if why is not None:
+            return _refuse(why)
+    missing = _torch_missing()
+    if missing is not None:
+        return _refuse(missing)
+    from fitlab.explain.report import format_report
+    from fitlab.explain.runner import run_module, run_script
+
+    parent = os.getpid()
+    try:
+        if kind == "module":
+            report = run_module(target, args)
+        else:
+            report = run_script(target, args)
+    except (OSError, ImportError, SyntaxError) as exc:
+        return _refuse(f"can't run {target}: {exc}")
+    try:
+        sys.stdout.flush()
+    except (ValueError, OSError, AttributeError):  # the script closed or replaced stdout
+        pass
+    if os.getpid() != parent:
+        # A forked child that ran on to the end of the script recorded nothing (its parent
+        # records): it ends as Python's would, its parent writes the report.
+        if report.traceback:
+            print(report.traceback.rstrip("\n"), file=_err())
+        return 1 if report.status in ("inplace_error", "other_error") else report.exit_code
     text = format_report(report)
     if text:
-        print(text, file=sys.stderr)
-    if ns.report:
-        with open(ns.report, "w", encoding="utf-8") as f:
+        print(text, file=_err())
+    if report_path is not None:
+        with open(report_path, "w", encoding="utf-8") as f:
             f.write(report.to_json())
+    if report.status == "interrupted" and hasattr(signal, "SIGINT"):
+        _err().flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return report.exit_code
 
 
+def run() -> None:
+    """The `fitlab-explain` console script and `python -m fitlab.explain`."""
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C outside the script (while the report is written)
+        code = 130
+    try:
+        sys.stdout.flush()
+    except (ValueError, OSError, AttributeError):
+        pass
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MAX_CHARS = 20_000
+# Characters of a pasted text searched for the message: a whole log (about
+# 1 MB), in which the message may be anywhere.
+MAX_CHARS = 1_000_000
 
 _CORE = re.compile(r"needed for gradient computation has been modified by an inplace operation")
 # Each part is anchored on literal text and uses bounded, non-nested repetition, so a
@@ -18,6 +20,8 @@ _PRODUCER = re.compile(r", which is output (?P<index>\d{1,6}) of (?P<producer>[A
 _VERSIONS = re.compile(r",? is at version (?P<now>\d{1,18}); expected version (?P<expected>\d{1,18}) instead")
 _HINT_ANOMALY = "enable anomaly detection"
 _HINT_BACKTRACE = "the backtrace further above"
+_HINT_CALL = re.compile(r"with (?P<call>torch\.autograd\.set_detect_anomaly\([\w=, ]{0,60}\))")
+_FREED = "Trying to backward through the graph a second time"
 
 _DTYPES = {
     "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
@@ -58,6 +62,9 @@ class Decoded:
     e.g. "AsStrided", "T", "Relu"; kind: a key for the producer's family ("leaf" with
     no producer, "unknown" when the message names no tensor at all); gap: writes
     since the save (version - expected_version); causes: likely-cause keys, most likely first.
+    producer_name: the producer as printed, e.g. "AsStridedBackward0" (wordings differ
+    between versions); hint_call: the call the hint names, e.g.
+    "torch.autograd.set_detect_anomaly(True)".
     """
 
     tensor_type: str | None
@@ -72,6 +79,8 @@ class Decoded:
     gap: int | None
     hint: str | None
     causes: tuple
+    producer_name: str | None = None
+    hint_call: str | None = None
 
 
 def normalise_producer(name: str) -> str:
@@ -110,7 +119,7 @@ def decode(message: str) -> Decoded | None:
     if core is None:
         return None
     pos = core.end()
-    tensor_type = dtype = device = shape = index = producer = version = expected = None
+    tensor_type = dtype = device = shape = index = producer = producer_name = version = expected = None
     m = _TENSOR.match(text, pos)
     if m:
         tensor_type = m["type"]
@@ -121,15 +130,25 @@ def decode(message: str) -> Decoded | None:
         pos = m.end()
         m = _PRODUCER.match(text, pos)
         if m:
-            index, producer = int(m["index"]), normalise_producer(m["producer"])
+            index, producer_name = int(m["index"]), m["producer"]
+            producer = normalise_producer(producer_name)
             pos = m.end() - 1
         m = _VERSIONS.match(text, pos)
         if m:
             version, expected = int(m["now"]), int(m["expected"])
     tail = text[pos:]
     hint = "anomaly" if _HINT_ANOMALY in tail else "backtrace" if _HINT_BACKTRACE in tail else None
+    call = _HINT_CALL.search(tail)
     kind = producer_kind(producer) if tensor_type is not None else "unknown"
     return Decoded(
         tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
         producer=producer, kind=kind, version=version, expected_version=expected,
-        gap=None if version is None else version - expected, hint=hint, causes=_CAUSES[kind])
+        gap=None if version is None else version - expected, hint=hint, causes=_CAUSES[kind],
+        producer_name=producer_name, hint_call=call["call"] if call else None)
+
+
+def freed_graph(message: str) -> bool:
+    """Whether `message` is torch's other backward error: a backward through a
+    graph that an earlier backward freed ("Trying to backward through the graph
+    a second time")."""
+    return isinstance(message, str) and message.startswith(_FREED)

@@ -1,33 +1,45 @@
 """Record in-place writes (with their stacks) and where each autograd node's forward ran.
 
-Two modes run while the script does. The dispatch mode sits below autograd and sees
-every aten op, so it sees each write, however it was spelled (`x += 1`, `h[:, 0] = 0`,
-an optimiser's `_foreach_add_`). The function mode sits above autograd: after a call
-returns, its outputs have their `grad_fn`, which it tags with the op sequence number
-and the stack; and it sees `backward`/`autograd.grad` with their roots.
+While active, the two modes of modes.py report every write and every new node here: a
+write goes into its storage's bounded history, a node is tagged with the op sequence number
+and the stack of its forward call. Before each backward call the graph is checked for
+silent writes; when one raises the in-place error, the stale saved tensor is found and its
+writes since the save are the answer. Threads started while recording record too; a forked
+child does not.
 """
 
 from __future__ import annotations
 
 import collections
+import os
+import threading
+import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Self
 
 import torch
 from torch.autograd.graph import increment_version
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from fitlab.explain import frames
+from fitlab.explain import modes
+from fitlab.explain import stack as stacks
 from fitlab.explain.decode import decode
+from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, storage_key, walk
 
 KEY = "fitlab.explain"
-BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+# Node metadata: the sequence number when a backward call first walked the node.
+WALKED = "fitlab.explain.walked"
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @dataclass(frozen=True, slots=True)
 class Write:
-    """One in-place write to a storage, as recorded (stack not yet resolved)."""
+    """One in-place write to a storage, as recorded (stack not yet resolved).
+
+    target: "parameter" (a leaf that requires grad), "leaf" (an input, a buffer), "view"
+    (of any tensor: `h[:, 0] = 0` writes one) or "activation" (computed by autograd). modules: weak references to
+    the modules whose forward was running, innermost first (in-place writes only).
+    """
 
     seq: int
     op: str
@@ -37,11 +49,17 @@ class Write:
     inplace: bool
     shape: tuple
     stack: tuple
+    target: str
+    modules: tuple
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """What the recorder learnt when a backward call raised the in-place error."""
+    """What the recorder learnt when a backward call raised the in-place error.
+
+    carried: the stale node had been walked by an earlier backward and the failing
+    backward's roots were made after that (a state carried from an earlier batch).
+    """
 
     exc: BaseException
     node: str | None
@@ -53,6 +71,8 @@ class Failure:
     writes: tuple
     failed_stack: tuple
     writes_missing: int
+    carried: bool = False
+    storage: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,128 +85,17 @@ class Silent:
     shape: tuple
 
 
-_WRITTEN: dict = {}
+# Recorders now recording, for the fork hook.
+_ACTIVE: weakref.WeakSet = weakref.WeakSet()
 
 
-def _written_args(op) -> tuple:
-    """(index, name) of the arguments op writes, its name, whether in-place/out=; cached per op."""
-    info = _WRITTEN.get(op)
-    if info is None:
-        schema = op._schema
-        written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
-                        if a.alias_info is not None and a.alias_info.is_write)
-        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-        info = (written, schema.name, inplace)
-        _WRITTEN[op] = info
-    return info
+def _forked_child() -> None:
+    for rec in list(_ACTIVE):
+        rec._forked()
 
 
-def storage_key(t: torch.Tensor):
-    """The storage's address: shared by a tensor, its views and its `.data`; None if it has none."""
-    try:
-        storage = t.untyped_storage()
-        return storage.data_ptr() if storage.nbytes() else None
-    except (RuntimeError, NotImplementedError):
-        return None
-
-
-class _WriteMode(TorchDispatchMode):
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        info = _written_args(func)
-        if info[0]:
-            self.recorder._record_write(info, args, kwargs)
-        return func(*args, **kwargs)
-
-
-class _GraphMode(TorchFunctionMode):
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func in BACKWARDS:
-            return self.recorder._differentiate(func, args, kwargs)
-        out = func(*args, **kwargs)
-        if self.recorder.unbumped:
-            self.recorder._bump()
-        if isinstance(out, torch.Tensor):
-            gf = out.grad_fn
-            if gf is not None:
-                self.recorder._tag(gf)
-        elif type(out) in (tuple, list):
-            for o in out:
-                if isinstance(o, torch.Tensor) and o.grad_fn is not None:
-                    self.recorder._tag(o.grad_fn)
-        return out
-
-
-def walk(roots) -> list:
-    """Every autograd node reachable from the root tensors."""
-    seen = set()
-    todo = [r.grad_fn for r in roots if r.grad_fn is not None]
-    out = []
-    while todo:
-        node = todo.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        out.append(node)
-        todo.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
-    return out
-
-
-_SLOTS: dict = {}
-
-
-def slots(node) -> tuple:
-    """(name, raw attribute, checked attribute) of each tensor slot a node saved; cached per type."""
-    cached = _SLOTS.get(type(node))
-    if cached is None:
-        attrs = set(dir(type(node)))
-        names = [a[len("_raw_saved_"):] for a in attrs if a.startswith("_raw_saved_")]
-        cached = tuple(
-            # Custom autograd.Function nodes unpack with the version check as `saved_tensors`.
-            (n, "_raw_saved_" + n, "_saved_" + n if "_saved_" + n in attrs else "saved_tensors")
-            for n in sorted(names))
-        _SLOTS[type(node)] = cached
-    return cached
-
-
-def saved_tensors(node, raw_attr: str) -> list:
-    """The tensors in a saved slot, read without the version check (empty once freed)."""
-    try:
-        raw = getattr(node, raw_attr)
-        raws = raw if isinstance(raw, (tuple, list)) else (raw,)
-        tensors = [r.data for r in raws if r is not None]
-    except RuntimeError:
-        return []
-    return [t for t in tensors if t is not None]
-
-
-def stale_error(node, checked_attr: str) -> RuntimeError | None:
-    """The in-place error torch raises on unpacking this slot, or None if it unpacks."""
-    try:
-        getattr(node, checked_attr)
-    except RuntimeError as exc:
-        return exc if decode(str(exc)) is not None else None
-    return None
-
-
-def _roots(func, args, kwargs) -> list:
-    if func is torch.Tensor.backward:
-        value = args[0] if args else kwargs.get("self")
-    elif func is torch.autograd.grad:
-        value = args[0] if args else kwargs.get("outputs")
-    else:
-        value = args[0] if args else kwargs.get("tensors")
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    return [v for v in values if isinstance(v, torch.Tensor)]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
 
 
 class Recorder:
@@ -206,17 +115,79 @@ class Recorder:
         self.silent: dict = {}
         self.failure: Failure | None = None
         self.notes: list = []
+        # Saved tensors a saved-tensor hook (e.g. checkpoint's) kept out of reach, so unchecked.
+        self.unchecked = 0
         self.unbumped: list = []
-        self._modes = (_GraphMode(self), _WriteMode(self))
+        self._modes = (modes.GraphMode(self), modes.WriteMode(self))
+        self._showwarning = None
+        self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
+        # In-place errors that ended a thread (threading.excepthook), oldest first.
+        self.thread_errors: list = []
+        # True in a forked child, which records nothing.
+        self.forked = False
 
     def __enter__(self) -> Self:
         for mode in self._modes:
             mode.__enter__()
+        self._showwarning = warnings.showwarning
+        warnings.showwarning = self._show_warning
+        # Modes are per thread: threads started while recording record too, and an error
+        # that ends one is kept (after Python's own hook printed it) to be explained.
+        self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
+        threading.Thread._bootstrap_inner = self._thread_body()
+        threading.excepthook = self._thread_died
+        _ACTIVE.add(self)
         return self
 
     def __exit__(self, *exc) -> None:
+        if warnings.showwarning == self._show_warning:
+            warnings.showwarning = self._showwarning
+        if threading.excepthook == self._thread_died:
+            threading.Thread._bootstrap_inner = self._thread_hooks[0]
+            threading.excepthook = self._thread_hooks[1]
+        _ACTIVE.discard(self)
+        if not self.forked:
+            for mode in reversed(self._modes):
+                mode.__exit__(None, None, None)
+
+    def _thread_body(self):
+        """Thread._bootstrap_inner (which runs the thread and its excepthook) under modes of the
+        thread's own, taken off again when it ends: a thread must not die with them on."""
+        body, recorder = self._thread_hooks[0], self
+
+        def recorded(thread) -> None:
+            with modes.GraphMode(recorder), modes.WriteMode(recorder):
+                body(thread)
+        return recorded
+
+    def _thread_died(self, args) -> None:
+        if args.exc_value is not None:
+            # Python's hook prints the thread's traceback: as it would without the modes.
+            tb = stacks.without_inserted(args.exc_traceback)
+            args.exc_value.__traceback__ = tb
+            args = threading.ExceptHookArgs([args.exc_type, args.exc_value, tb, args.thread])
+        self._thread_hooks[1](args)
+        if isinstance(args.exc_value, RuntimeError) and decode(str(args.exc_value)) is not None:
+            self.thread_errors.append(args.exc_value)
+
+    def _forked(self) -> None:
+        """A forked child does not record (its parent does): the modes come off its stack."""
+        if self.forked:
+            return
+        self.forked = True
         for mode in reversed(self._modes):
-            mode.__exit__(None, None, None)
+            try:
+                mode.__exit__(None, None, None)
+            except (RuntimeError, AssertionError):  # not on this thread's stack
+                pass
+
+    def _show_warning(self, message, category, filename, lineno, file=None, line=None):
+        """A warning raised by an op the modes ran keeps the line that ran the op."""
+        if stacks.owner(filename) in ("fitlab", "torch"):
+            where = modes.warned_from(filename, lineno)
+            if where is not None:
+                filename, lineno, line = *where, None
+        self._showwarning(message, category, filename, lineno, file, line)
 
     def _record_write(self, info, args, kwargs) -> None:
         written, name, inplace = info
@@ -224,7 +195,7 @@ class Recorder:
         # (torch 2.13); without it the script would not fail as it does when run alone.
         foreach = name.startswith("aten::_foreach_")
         self.seq += 1
-        stack = None
+        stack = modules = None
         for i, arg_name in written:
             value = args[i] if i < len(args) else kwargs.get(arg_name)
             for t in value if isinstance(value, (list, tuple)) else (value,):
@@ -234,7 +205,8 @@ class Recorder:
                 if key is None:
                     continue
                 if stack is None:
-                    stack = frames.capture(2)
+                    stack = stacks.capture(3)
+                    modules = modes.modules(3) if inplace and modes.in_module(stack) else ()
                 try:
                     version = t._version
                 except RuntimeError:  # inference tensors have no version counter
@@ -245,7 +217,8 @@ class Recorder:
                     if len(self.history) >= self.max_storages:
                         del self.history[next(iter(self.history))]
                 self.history[key] = hist
-                hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack))
+                hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
+                                  modes.target(t), modules))
                 if foreach:
                     self.unbumped.append((t, version))
 
@@ -256,10 +229,10 @@ class Recorder:
                 increment_version(t)
         self.unbumped.clear()
 
-    def _tag(self, grad_fn) -> None:
+    def _tag(self, grad_fn, entry=None) -> None:
         if KEY in grad_fn.metadata:
             return
-        entry = (self.seq, frames.capture(2))
+        entry = entry or (self.seq, stacks.capture(3))
         todo = [grad_fn]
         while todo:
             node = todo.pop()
@@ -270,14 +243,17 @@ class Recorder:
             todo.extend(n for n, _ in node.next_functions if n is not None)
 
     def _differentiate(self, func, args, kwargs):
-        roots = _roots(func, args, kwargs)
-        failed_stack = frames.capture(2)
+        roots = modes.roots(func, args, kwargs)
+        failed_stack = stacks.capture(3)
+        nodes = walk(roots)
+        for node in nodes:
+            node.metadata.setdefault(WALKED, self.seq)
         try:
-            self._find_silent(roots)
+            self._find_silent(nodes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
             self.notes.append(f"silent-write check failed: {exc!r}")
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
         except RuntimeError as exc:
             facts = decode(str(exc))
             if facts is not None and facts.shape is not None:
@@ -286,22 +262,39 @@ class Recorder:
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
             raise
+        if modes.creates_graph(func, args, kwargs):
+            self._tag_made_in_backward(func, out, nodes, (self.seq, failed_stack))
+        return out
+
+    def _tag_made_in_backward(self, func, out, nodes, entry) -> None:
+        """Nodes a create_graph=True backward made belong to the line that called it (the modes
+        see no call inside the engine)."""
+        if func is torch.autograd.grad:
+            made = [g for g in out if isinstance(g, torch.Tensor)]
+        else:
+            made = [n.variable.grad for n in nodes if hasattr(n, "variable")]
+        for g in made:
+            if g is not None and g.grad_fn is not None:
+                self._tag(g.grad_fn, entry)
 
     def _later_writes(self, t: torch.Tensor, after: int) -> list:
         hist = self.history.get(storage_key(t))
         return [w for w in hist if w.seq > after] if hist else []
 
-    def _find_silent(self, roots) -> None:
-        for node in walk(roots):
+    def _find_silent(self, nodes) -> None:
+        for node in nodes:
             entry = node.metadata.get(KEY)
             if entry is None:
                 continue
             for name, raw_attr, checked_attr in slots(node):
-                for t in saved_tensors(node, raw_attr):
+                tensors, hidden = saved_tensors(node, raw_attr)
+                self.unchecked += hidden
+                for t in tensors:
                     later = [w for w in self._later_writes(t, entry[0]) if w.inplace]
                     # A write after the save that bumped a counter, yet the saved tensor
-                    # unpacks: the write went through an alias with its own counter.
-                    if not later or stale_error(node, checked_attr) is not None:
+                    # unpacks: the write went through an alias with its own counter (or a
+                    # saved-tensor hook, with which torch checks no version at all).
+                    if not later or (not hooked(node, raw_attr) and stale_error(node, checked_attr) is not None):
                         continue
                     for w in later:
                         key = (w.op, tuple((c, n) for c, n in w.stack))
@@ -312,6 +305,8 @@ class Recorder:
         best = None
         for node in walk(roots):
             for name, raw_attr, checked_attr in slots(node):
+                if hooked(node, raw_attr):
+                    continue
                 err = stale_error(node, checked_attr)
                 if err is None:
                     continue
@@ -319,7 +314,7 @@ class Recorder:
                 if (got.shape, got.version, got.expected_version) != (
                         facts.shape, facts.version, facts.expected_version):
                     continue
-                candidates = [t for t in saved_tensors(node, raw_attr)
+                candidates = [t for t in saved_tensors(node, raw_attr)[0]
                               if tuple(t.shape) == facts.shape and t._version == facts.version]
                 # The engine runs the newest node first, so that is the one that raised.
                 rank = node._sequence_nr()
@@ -330,13 +325,20 @@ class Recorder:
                            (), (), failed_stack, facts.gap or 0)
         _, node, name, tensor = best
         seq, saved_stack = node.metadata.get(KEY, (None, ()))
-        writes = self._chain(tensor, seq, facts.expected_version, facts.version)
+        writes, complete = self._chain(tensor, seq, facts.expected_version, facts.version)
+        made = [r.grad_fn.metadata.get(KEY, (0,))[0] for r in roots if r.grad_fn is not None]
+        walked = node.metadata.get(WALKED)
+        carried = walked is not None and bool(made) and max(made) > walked
+        missing = 0 if complete else max(facts.gap - len(writes), 0)
         return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
-                       saved_stack, tuple(writes), failed_stack, facts.gap - len(writes))
+                       saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor))
 
-    def _chain(self, t, seq, saved_version, version) -> list:
-        """The recorded writes that took the saved tensor from its saved version to now."""
-        hist = self.history.get(storage_key(t)) or ()
+    def _chain(self, t, seq, saved_version, version) -> tuple:
+        """The recorded writes that took the saved tensor from its saved version to now, and
+        whether the history is complete (it never dropped a write of this storage)."""
+        hist = self.history.get(storage_key(t))
+        complete = hist is not None and len(hist) < hist.maxlen
+        hist = hist or ()
         if seq is not None:
             hist = [w for w in hist if w.seq > seq]
-        return [w for w in hist if w.inplace and saved_version <= w.version_before < version]
+        return [w for w in hist if w.inplace and saved_version <= w.version_before < version], complete

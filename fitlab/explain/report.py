@@ -6,33 +6,8 @@ import json
 import os
 from dataclasses import dataclass
 
-from fitlab.explain import frames
-from fitlab.explain.frames import Frame
-
-# Random fills only re-initialise; fill_/zero_ could just as well be `h[:, 0] = 0`.
-_REINIT_OPS = frozenset({"aten::normal_", "aten::uniform_", "aten::bernoulli_", "aten::exponential_",
-                         "aten::cauchy_", "aten::log_normal_", "aten::geometric_", "aten::random_"})
-_ACTIVATION_OPS = frozenset({
-    "aten::relu_", "aten::leaky_relu_", "aten::elu_", "aten::celu_", "aten::selu_", "aten::hardtanh_",
-    "aten::threshold_", "aten::sigmoid_", "aten::tanh_", "aten::silu_", "aten::gelu_", "aten::mish_",
-    "aten::hardsigmoid_", "aten::hardswish_", "aten::rrelu_with_noise_", "aten::relu6_"})
-
-FIXES = {
-    "detach_labels": (
-        "The graph that saved this tensor was built before the weights were re-initialised in place. "
-        "Detach what was computed with the old weights (e.g. `labels = net(X).detach()`, or compute it "
-        "under `torch.no_grad()`), so backward never reaches that graph."),
-    "step_after_backward": (
-        "optimizer.step() wrote the weights in place after this graph saved them. Run every backward() "
-        "that needs this graph before optimizer.step(), or redo the forward pass after the step."),
-    "drop_inplace": (
-        "An in-place activation overwrote a tensor the previous op saved for its gradient. Drop "
-        "inplace=True (or call the out-of-place function, e.g. F.relu(x) instead of relu_)."),
-    "clone_before_write": (
-        "This line overwrote a tensor autograd saved for the backward pass. Write to a copy "
-        "(`x = x.clone()` before the write) or use the out-of-place form (`x = x + 1` instead of "
-        "`x += 1`, `torch.where`/`torch.cat` instead of `h[:, 0] = 0`)."),
-}
+from fitlab.explain.advice import Fix
+from fitlab.explain.stack import Frame
 
 
 @dataclass(frozen=True)
@@ -55,16 +30,18 @@ class TensorFacts:
 
 @dataclass(frozen=True)
 class WriteFacts:
-    """One in-place write: its aten op, the version it found, and the user's frames (outermost first)."""
+    """One in-place write: its aten op, the version it found, the user's frames (outermost first)
+    and the installed packages' frames it ran through below the innermost of them (stack.Via)."""
 
     op: str
     version_before: int
     frames: tuple
+    via: tuple = ()
 
     def to_dict(self) -> dict:
         """The JSON object of one entry of "writes"."""
         return {"op": self.op, "version_before": self.version_before,
-                "frames": [f.to_dict() for f in self.frames]}
+                "frames": [f.to_dict() for f in self.frames], "via": [v.to_dict() for v in self.via]}
 
 
 @dataclass(frozen=True)
@@ -84,25 +61,16 @@ class SilentWrite:
 
 
 @dataclass(frozen=True)
-class Fix:
-    """The fix that fits the kind of the first write: a key and the CLI's sentence."""
-
-    kind: str
-    text: str
-
-    def to_dict(self) -> dict:
-        """The JSON object of the "fix" field."""
-        return {"kind": self.kind, "text": self.text}
-
-
-@dataclass(frozen=True)
 class Report:
     """What happened to one script. status is "inplace_error", "finished" or "other_error".
 
-    saved_at, failed_at and each write's frames are the user's frames, outermost first.
-    writes are those that moved the saved tensor past its saved version, oldest first;
-    writes_missing counts those the bounded history no longer held. exit_code is the
-    script's own (SystemExit) or the CLI's; traceback is Python's text for other_error.
+    saved_at, failed_at and each write's frames are the user's frames, outermost first;
+    saved_via, failed_via (and each write's via) the installed packages' frames below the
+    innermost of them. writes are those that moved the saved tensor past its saved version,
+    oldest first; writes_missing counts those the bounded history no longer held. exit_code
+    is the script's own (SystemExit) or the CLI's (1 this error, 2 another, 130 interrupted);
+    traceback is the text Python prints for the exception the script died of. unchecked
+    counts saved tensors a saved-tensor hook (checkpoint) kept out of the silent-write check.
     """
 
     status: str
@@ -117,6 +85,9 @@ class Report:
     traceback: str | None = None
     writes_missing: int = 0
     notes: tuple = ()
+    saved_via: tuple = ()
+    failed_via: tuple = ()
+    unchecked: int = 0
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""
@@ -130,6 +101,8 @@ class Report:
             "fix": None if self.fix is None else self.fix.to_dict(),
             "exit_code": self.exit_code, "traceback": self.traceback,
             "writes_missing": self.writes_missing, "notes": list(self.notes),
+            "saved_via": [v.to_dict() for v in self.saved_via],
+            "failed_via": [v.to_dict() for v in self.failed_via], "unchecked": self.unchecked,
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -137,56 +110,64 @@ class Report:
         return json.dumps(self.to_dict(), indent=indent)
 
 
-def choose_fix(op: str, stack: tuple) -> Fix:
-    """The fix for the write that broke the saved tensor, judged by its op and who called it."""
-    if frames.runs_torch_file(stack, "optim" + os.sep):
-        kind = "step_after_backward"
-    elif op in _REINIT_OPS or frames.runs_torch_file(stack, os.path.join("nn", "init.py")):
-        kind = "detach_labels"
-    elif op in _ACTIVATION_OPS or frames.runs_torch_file(stack, os.path.join("nn", "modules", "activation.py")):
-        kind = "drop_inplace"
-    else:
-        kind = "clone_before_write"
-    return Fix(kind, FIXES[kind])
-
-
 def _where(frame: Frame) -> str:
+    if frame.file.startswith("Cell In["):  # a notebook cell, as IPython names it
+        return f"{frame.file}, line {frame.line}"
     return f"{os.path.basename(frame.file)}:{frame.line}"
 
 
-def _lines(label: str, chain: tuple, suffix: str = "", callers: int = 3) -> list:
-    """A frame chain, innermost first, as `label file:line  code` plus a few callers."""
+def _lines(label: str, chain: tuple, suffix: str = "", callers: int = 3, via: tuple = ()) -> list:
+    """A frame chain, innermost first, as `label file:line  code`, the library frames below it
+    collapsed ("via pytorch_lightning (3 frames)"), then a few callers."""
     if not chain:
-        return [f"  {label:<10} (no frame of yours){suffix}"]
-    inner = list(reversed(chain))
-    out = [f"  {label:<10} {_where(inner[0]):<13}  {inner[0].code}{suffix}"]
-    out += [f"  {'':<10} called from {_where(f)}  {f.code}" for f in inner[1:1 + callers]]
+        out = [f"  {label:<10} (no frame of yours){suffix}"]
+    else:
+        inner = list(reversed(chain))
+        out = [f"  {label:<10} {_where(inner[0]):<13}  {inner[0].code}{suffix}"]
+    if via:
+        out.append(f"  {'':<10} via {', '.join(map(str, via))}")
+    if chain:
+        out += [f"  {'':<10} called from {_where(f)}  {f.code}" for f in inner[1:1 + callers]]
+    return out
+
+
+def _fix_lines(fix: Fix) -> list:
+    out = [f"Fix: {fix.text}"]
+    for e in fix.edits:
+        out.append(f"  {_where(e)} becomes:")
+        pad = len(e.old) - len(e.old.lstrip())
+        out += [f"      {n[pad:]}" for n in e.new]
     return out
 
 
 def format_report(report: Report) -> str:
-    """The short human report the CLI prints."""
+    """The human text the CLI prints: Python's traceback of the error, then where the stale
+    tensor was saved, written and differentiated, and the fix."""
     out = []
+    if report.traceback:
+        out.append(report.traceback.rstrip("\n"))
     if report.status == "inplace_error":
+        if out:
+            out.append("")  # after Python's traceback, as a paragraph of its own
         t = report.tensor
         if t is not None and t.node is not None:
             shape = list(t.shape) if t.shape is not None else "?"
             out.append(f"[{t.type} {shape}] saved by {t.node} (as {t.saved_as}) at version {t.saved_version}")
-            out += _lines("saved at", report.saved_at)
+            out += _lines("saved at", report.saved_at, via=report.saved_via)
             for i, w in enumerate(report.writes):
                 label = "written at" if i == 0 else "then at"
                 out += _lines(label, w.frames, f"   ({w.op}, version {w.version_before} -> {w.version_before + 1})",
-                              callers=3 if i == 0 else 1)
+                              callers=3 if i == 0 else 1, via=w.via)
             if report.writes_missing > 0:
                 out.append(f"  ({report.writes_missing} earlier write(s) no longer recorded)")
         else:
-            out.append(report.error or "")
-            out.append("  (could not find the stale tensor in the graph)")
-        out += _lines("failed at", report.failed_at, callers=0)
+            out.append("(fitlab.explain could not find the stale tensor in the graph)")
+        out += _lines("failed at", report.failed_at, callers=0, via=report.failed_via)
         if report.fix is not None:
-            out.append(f"Fix: {report.fix.text}")
-    elif report.status == "other_error" and report.traceback:
-        out.append(report.traceback.rstrip("\n"))
+            out += _fix_lines(report.fix)
+        if report.unchecked:
+            out.append(f"note: {report.unchecked} saved tensor(s) were packed by a saved-tensor hook "
+                       "(e.g. torch.utils.checkpoint) and could not be checked for silent writes")
     if report.silent_writes:
         out.append("Silent writes (no error, but backward used the overwritten values):")
         for s in report.silent_writes:

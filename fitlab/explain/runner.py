@@ -1,28 +1,46 @@
-"""Run a script as `__main__` under the recorder and turn what happened into a Report."""
+"""Run a script (or a module, as `python -m`) as `__main__` under the recorder, and turn what
+happened into a Report."""
 
 from __future__ import annotations
 
 import builtins
+import dataclasses
+import importlib.util
 import os
 import sys
 import tokenize
 import traceback
 import types
 
-from fitlab.explain import frames
+from fitlab.explain import stack as stacks
+from fitlab.explain.advice import choose_fix
 from fitlab.explain.decode import decode
 from fitlab.explain.recorder import Recorder
-from fitlab.explain.report import Report, SilentWrite, TensorFacts, WriteFacts, choose_fix
+from fitlab.explain.report import Report, SilentWrite, TensorFacts, WriteFacts
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# Exit status of a process Ctrl-C ended, as a shell reports it.
+INTERRUPTED = 130
+
+
+def _as_python(stack: traceback.StackSummary) -> traceback.StackSummary:
+    frames = list(stack)
+    keep = []
+    for i, f in enumerate(frames):
+        callee = (frames[i + 1].filename, frames[i + 1].name) if i + 1 < len(frames) else None
+        if (stacks.inserted(f.filename, f.name, callee) or os.path.abspath(f.filename).startswith(_HERE)
+                or f.filename.startswith("<frozen runpy")):
+            continue
+        keep.append(f)
+    return traceback.StackSummary.from_list(keep)
 
 
 def _strip_ours(te: traceback.TracebackException, seen: set) -> None:
-    """Drop fitlab.explain's frames from a traceback (and its causes), as if Python ran the script."""
+    """Drop the frames fitlab.explain and its modes added to a traceback (and its causes), as if
+    Python ran the script alone."""
     while te is not None and id(te) not in seen:
         seen.add(id(te))
-        te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if not os.path.abspath(f.filename).startswith(_HERE)])
+        te.stack = _as_python(te.stack)
         _strip_ours(te.__cause__, seen)
         te = te.__context__
 
@@ -34,68 +52,83 @@ def python_traceback(exc: BaseException) -> str:
     return "".join(te.format())
 
 
+def error_line(exc: BaseException) -> str:
+    """`Type: message` as Python's traceback ends, even when the exception's __str__ raises."""
+    return "".join(traceback.format_exception_only(exc)).strip().splitlines()[-1]
+
+
 def _exit_code(exc: SystemExit) -> int:
     """The process exit code Python gives a SystemExit (a non-int code is printed, exit 1)."""
     if exc.code is None:
         return 0
     if isinstance(exc.code, int):
         return exc.code
-    print(exc.code, file=sys.stderr)
+    try:
+        print(exc.code, file=sys.stderr)
+    except (ValueError, OSError):  # the script closed stderr
+        pass
     return 1
 
 
 def _silent(rec: Recorder) -> tuple:
-    return tuple(SilentWrite(s.write.op, frames.user_frames(s.write.stack),
+    return tuple(SilentWrite(s.write.op, stacks.user_frames(s.write.stack),
                              TensorFacts(s.shape, s.node, s.saved_as)) for s in rec.silent.values())
+
+
+def _common(rec: Recorder) -> dict:
+    return {"silent_writes": _silent(rec), "notes": tuple(rec.notes)}
 
 
 def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
     message = str(exc)
     facts = decode(message)
     fail = rec.failure if rec.failure is not None and rec.failure.exc is exc else None
+    tb = python_traceback(exc)
     if fail is None:
         return Report("inplace_error", message, TensorFacts(facts.shape, None, None, facts.version,
                                                             facts.expected_version, facts.tensor_type),
-                      silent_writes=_silent(rec), exit_code=1, notes=tuple(rec.notes))
-    writes = tuple(WriteFacts(w.op, w.version_before, frames.user_frames(w.stack)) for w in fail.writes)
-    fix = choose_fix(fail.writes[0].op, fail.writes[0].stack) if fail.writes else None
+                      exit_code=1, traceback=tb, **_common(rec))
+    writes = tuple(WriteFacts(w.op, w.version_before, stacks.user_frames(w.stack), stacks.via(w.stack))
+                   for w in fail.writes)
+    fix = (choose_fix(fail.writes[0], fail.saved_stack, fail.failed_stack, fail.carried, fail.storage)
+           if fail.writes else None)
     return Report(
         "inplace_error", message,
         TensorFacts(fail.shape, fail.node, fail.saved_as, fail.version, fail.saved_version,
                     facts.tensor_type),
-        saved_at=frames.user_frames(fail.saved_stack), writes=writes,
-        failed_at=frames.user_frames(fail.failed_stack), silent_writes=_silent(rec), fix=fix,
-        exit_code=1, writes_missing=max(fail.writes_missing, 0), notes=tuple(rec.notes))
+        saved_at=stacks.user_frames(fail.saved_stack), writes=writes,
+        failed_at=stacks.user_frames(fail.failed_stack), fix=fix, exit_code=1, traceback=tb,
+        writes_missing=fail.writes_missing, saved_via=stacks.via(fail.saved_stack),
+        failed_via=stacks.via(fail.failed_stack), unchecked=rec.unchecked, **_common(rec))
 
 
-def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
-    """Run the script at `path` as `__main__` with sys.argv = [path, *argv], like `python path`,
-    recording in-place writes; return what happened.
+def report_of(exc: BaseException | None, rec: Recorder) -> Report:
+    """The Report of a recorded run that ended with `exc` (None: it finished)."""
+    if exc is None or isinstance(exc, SystemExit):
+        code = 0 if exc is None else _exit_code(exc)
+        if rec.thread_errors:
+            # Python's threading.excepthook printed its traceback; the exit status stays the script's.
+            return dataclasses.replace(_inplace_report(rec.thread_errors[0], rec), exit_code=code, traceback=None)
+        return Report("finished", exit_code=code, **_common(rec))
+    if isinstance(exc, KeyboardInterrupt):
+        return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED,
+                      traceback=python_traceback(exc), **_common(rec))
+    if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
+        return _inplace_report(exc, rec)
+    return Report("other_error", error_line(exc), exit_code=2, traceback=python_traceback(exc), **_common(rec))
 
-    Everything global it changes is restored afterwards: sys.argv, sys.path,
-    sys.modules["__main__"] and the torch modes. KeyboardInterrupt propagates.
-    """
+
+def _run(code, module: types.ModuleType, argv: list, path0: str, recorder: Recorder | None) -> Report:
     rec = recorder if recorder is not None else Recorder()
-    abspath = os.path.abspath(path)
     saved_argv, saved_path = sys.argv, list(sys.path)
     had_main, saved_main = "__main__" in sys.modules, sys.modules.get("__main__")
-    module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None)
-    sys.argv = [path, *argv]
-    sys.path.insert(0, os.path.dirname(abspath))
+    sys.argv = argv
+    sys.path.insert(0, path0)
     sys.modules["__main__"] = module
     try:
-        with tokenize.open(abspath) as f:
-            code = compile(f.read(), abspath, "exec")
-        with rec:
-            exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
-    except SystemExit as exc:
-        return Report("finished", silent_writes=_silent(rec), exit_code=_exit_code(exc), notes=tuple(rec.notes))
-    except Exception as exc:  # noqa: BLE001 - whatever the script dies of is reported
-        if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
-            return _inplace_report(exc, rec)
-        return Report("other_error", f"{type(exc).__name__}: {exc}", silent_writes=_silent(rec),
-                      exit_code=2, traceback=python_traceback(exc), notes=tuple(rec.notes))
+        _exec(code, module, rec)
+    except BaseException as exc:  # noqa: BLE001 - whatever the script dies of is reported
+        return report_of(exc, rec)
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
@@ -103,4 +136,49 @@ def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
             sys.modules["__main__"] = saved_main
         else:
             sys.modules.pop("__main__", None)
-    return Report("finished", silent_writes=_silent(rec), notes=tuple(rec.notes))
+    return report_of(None, rec)
+
+
+def _exec(code, module: types.ModuleType, rec: Recorder) -> None:
+    with rec:
+        exec(code, module.__dict__)  # noqa: S102 - running the user's program is the point
+
+
+# Frames outside _exec's are the runner's (and a console script's), never the program's.
+stacks.BOUNDARIES.add(_exec.__code__)
+
+
+def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
+    """Run the script at `path` as `__main__` with sys.argv = [path, *argv], like `python path`,
+    recording in-place writes; return what happened (a KeyboardInterrupt is an "interrupted" Report).
+
+    Everything global it changes is restored afterwards: sys.argv, sys.path,
+    sys.modules["__main__"] and the torch modes.
+    """
+    abspath = os.path.abspath(path)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None)
+    with tokenize.open(abspath) as f:
+        code = compile(f.read(), abspath, "exec")
+    return _run(code, module, [path, *argv], os.path.dirname(abspath), recorder)
+
+
+def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:
+    """Run module `name` as `__main__` (sys.path[0] the current folder, sys.argv[0] its file),
+    like `python -m name`; a package runs its `__main__` submodule. ImportError if not found."""
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            spec = importlib.util.find_spec(name + ".__main__")
+    finally:
+        sys.path.pop(0)
+    if spec is None or spec.loader is None or spec.origin is None:
+        raise ImportError(f"No module named {name}")
+    code = spec.loader.get_code(spec.name)
+    if code is None:
+        raise ImportError(f"No code object available for {name}")
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=None,
+                           __package__=spec.parent, __spec__=spec, __loader__=spec.loader)
+    return _run(code, module, [spec.origin, *argv], os.getcwd(), recorder)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from fitlab.explain.frames import Frame
+from fitlab.explain.stack import Frame
 
 _DETECTED = re.compile(r"Error detected in (\w+)\. Traceback of forward call that caused the error:\n")
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\n'

@@ -35,6 +35,20 @@ class Autopsy:
     error: str | None
     torch_version: str
 
+    @property
+    def saved_parameters(self) -> tuple[str, ...]:
+        """The parameters the labels' graph saved, in the ledger's order: the
+        weight of every layer after the first (as `weight.t()`)."""
+        saved = {s.parameter for s in self.graph.saved}
+        return tuple(p for p in self.ledger.parameter if p in saved)
+
+    @property
+    def unsaved_parameters(self) -> tuple[str, ...]:
+        """The parameters the labels' graph did not save, in the ledger's
+        order: the biases and the first layer's weight."""
+        saved = set(self.saved_parameters)
+        return tuple(p for p in self.ledger.parameter if p not in saved)
+
 
 def first_backward(student: nn.Module, inputs: torch.Tensor, labels: torch.Tensor,
                    batch_size: int) -> str | None:

@@ -11,7 +11,9 @@ worker), never in a server that serves other sessions.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import linecache
 import os
 import runpy
 import tempfile
@@ -76,14 +78,17 @@ class ExplainedBlog:
 
 
 def _in_script(report: Report, path: str) -> Report:
-    """The report with only the script's own frames: the worker's frames
-    that called run_script are not the script's."""
+    """The report with only the script's own frames (the worker's frames
+    that called run_script are not the script's), without Python's traceback
+    of the error, which the CLI prints before the report: the page shows
+    the script itself, its lines marked."""
     target = os.path.realpath(path)
 
     def ours(chain: tuple) -> tuple:
         return tuple(f for f in chain if os.path.realpath(f.file) == target)
 
-    return replace(report, saved_at=ours(report.saved_at), failed_at=ours(report.failed_at),
+    return replace(report, traceback=None if report.status == "inplace_error" else report.traceback,
+                   saved_at=ours(report.saved_at), failed_at=ours(report.failed_at),
                    writes=tuple(replace(w, frames=ours(w.frames)) for w in report.writes),
                    silent_writes=tuple(replace(s, frames=ours(s.frames)) for s in report.silent_writes))
 
@@ -104,13 +109,16 @@ def script_marks(report: Report, path: str) -> tuple[Mark, ...]:
 def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
     """Run the script as `__main__` under anomaly mode, on from its first
     line; the failing node and the script's frames of its forward traceback."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with torch.autograd.detect_anomaly(check_nan=False):
-            try:
-                runpy.run_path(path, run_name="__main__")
-            except RuntimeError:
-                pass  # the error itself is the plain run's; here only the warning counts
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with torch.autograd.detect_anomaly(check_nan=False):
+                try:
+                    runpy.run_path(path, run_name="__main__")
+                except RuntimeError:
+                    pass  # the error itself is the plain run's; here only the warning counts
+    finally:
+        _release_parent_links()
     target = os.path.realpath(path)
     for warning in caught:
         parsed = parse_anomaly_warning(str(warning.message))
@@ -118,6 +126,24 @@ def _under_anomaly_mode(path: str) -> tuple[str | None, tuple]:
             node, frames = parsed
             return node, tuple(f for f in frames if os.path.realpath(f.file) == target)
     return None, ()
+
+
+def _release_parent_links() -> None:
+    """Break the cycles anomaly mode leaves behind when backward() fails.
+
+    Under anomaly mode, a node made during backward() keeps the node running
+    then in its metadata (`parent_`). The failing backward() makes one: its
+    message names the saved `weight.t()`'s grad_fn, regenerated as
+    AsStridedBackward0 after the in-place write, whose parent is the
+    AddmmBackward0 that saved the view. That node keeps the view, the view
+    its grad_fn, the grad_fn its parent: a cycle through C++ that Python's
+    garbage collector cannot see, so every replay left its net, inputs and
+    graph alive (1.3–1.8 MiB a call at width 256, tests/lib/test_workers.py).
+    Anomaly mode reads the link only to print a failure in that node, which
+    has been printed; without it the cycle is freed."""
+    for obj in gc.get_objects():
+        if type(obj) is dict and isinstance(obj.get("parent_"), torch.autograd.graph.Node):
+            del obj["parent_"]
 
 
 def explained_blog(config: Config) -> ExplainedBlog:
@@ -137,4 +163,7 @@ def explained_blog(config: Config) -> ExplainedBlog:
         with contextlib.redirect_stdout(io.StringIO()):
             node, frames = _under_anomaly_mode(path)
         marks = script_marks(report, path)
+    # The tracebacks that quoted the script cached its lines under its
+    # temporary path, one more entry every call: they go with the file.
+    linecache.checkcache(path)
     return ExplainedBlog(runs, script, report, marks, printed.getvalue()[:MAX_PRINTED], node, frames)

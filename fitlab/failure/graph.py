@@ -5,7 +5,7 @@ read through `node._raw_saved_<name>.data`, because `node._saved_<name>`
 unpacks it and raises the very error being explained. Saved-tensor hooks are
 not used either: with hooks installed torch skips the version check, so the
 first backward computes its gradients from the re-initialised weights
-(wrong), and the blog's loop then fails at batch 2, backward through a graph
+(wrong), and the blog's loop then fails at the second step, backward through a graph
 the first backward freed; only with retain_graph=True would it train on.
 """
 

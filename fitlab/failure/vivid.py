@@ -63,9 +63,3 @@ def vivid_example(config: Config) -> tuple[VividCase, ...]:
                 error = str(exc)
             cases.append(VividCase(net_name, edit_name, type(node).__name__, saved, error))
     return tuple(cases)
-
-
-def saves_output(case: VividCase) -> bool:
-    """Whether the node that made `label` saved its own output."""
-    return "result" in case.saved
-

@@ -1,53 +1,28 @@
 """How far the student's weights are from the teacher's, raw and after
 matching hidden units, recorded over training.
 
-Why match. Relabelling the hidden units of a ReLU layer (permuting the rows
-of its weight and bias, and the columns of the next layer's weight the same
-way) leaves the function unchanged; so a student can compute exactly the
-teacher's function, at zero loss, while its raw weights sit far from the
-teacher's: at a permuted copy of them.
-
-Which permutations are allowed. Call P_k the relabelling of the k-th hidden
-activation (k = 0 after the first layer, k = 1..R after each use of the
-shared layer; R = repeats). A layer mapping activation k-1 to k becomes
-P_k · W · P_{k-1}ᵀ and its bias P_k · b; the first layer has no input
-permutation and the last no output one.
-
-- Untied student: each copy of the shared layer is its own matrix, so the
-  P_k are independent.
-- Tied student, R >= 2: one matrix S must equal P_k S P_{k-1}ᵀ at every use,
-  which for a generic S forces P_0 = P_1 = … = P_R: a single permutation,
-  applied to the shared layer's rows AND its columns (P S Pᵀ).
-- Tied student, R = 1: the shared layer is used once, so its input and
-  output permutations are independent (as untied); R = 0: one permutation,
-  between the first and the last layer.
+Why and how hidden units are matched: fitlab.student.matching. The matched
+distance is the minimum over relabellings where that search is cheap (the
+tied net up to width 8, see HiddenUnits.exact), an upper bound of it beyond;
+DistanceRecords.exact says which.
 
 Distances. A layer's distance is the Euclidean norm of (weight, bias)
 student minus teacher. An untied student's copies are each compared with the
 teacher's one shared layer (the teacher is the untied net whose copies are
 all equal). The matched distance uses the permutations that minimise the
-whole net's squared distance (the sum over layers); a single layer's matched
-distance may exceed its raw one, the total never does.
-
-How they are found. Minimising over tied permutations is a quadratic
-assignment problem, so this uses weight matching (Ainsworth et al., "Git
-Re-Basin", 2022): coordinate descent, each step an exact linear assignment
-(scipy.optimize.linear_sum_assignment) for one P_k with the others fixed (for
-the tied shared layer, its other side fixed at the current value). It starts
-from the best of: no permutation, a first-layer-forward guess, and the last
-recorded epoch's answer. It is exact for a permuted copy of the teacher and
-never worse than no matching; in general it is an upper bound of the true
-minimum. ReLU's other symmetry (scaling a unit's input weights by a > 0 and
-its output weights by 1/a) is not matched.
+whole net's squared distance (the sum over layers), or beyond the exact
+search those weight matching finds; a single layer's matched distance may
+exceed its raw one, the total never does.
 
 Cost. A raw record is a few norms; a matched one does a few products and
-linear assignments per permutation (tens of milliseconds at width 256). So
-the tracker records the raw distance at most `max_points` evenly spaced
-epochs (every epoch for runs of up to max_points − 1 epochs) and keeps the
-student for matching at matched_points(width) of them, from 21 down to 3 for
-wide nets; both always include the first and the last epoch. The matching
-runs only when the table is first asked for, each matching starting from the
-previous one's answer.
+linear assignments per permutation (tens of milliseconds at width 256, up to
+about 0.1 s for an exact search). So the tracker records the raw distance at
+most `max_points` evenly spaced epochs (every epoch for runs of up to
+max_points − 1 epochs) and keeps the student for matching at
+matched_points(width, units) of them, from 21 down to 3 for the costliest
+matchings (wide nets; the exact search at width 8); both always include the
+first and the last epoch. The matching runs only when the table is first
+asked for, each matching starting from the previous one's answer.
 """
 
 from __future__ import annotations
@@ -58,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from fitlab.engines.blas import one_blas_thread
-from fitlab.weights import Layers, teacher_as_student, use_order
+from fitlab.student.matching import HiddenUnits
+from fitlab.weights import Layers, teacher_as_student
 
 MAX_POINTS = 101
 # Matching costs linear assignments (about width³ each), far more than the
@@ -66,107 +42,11 @@ MAX_POINTS = 101
 # so that the records stay a small share of a run's time.
 MAX_MATCHED_POINTS = 21
 MIN_MATCHED_POINTS = 3
-MAX_SWEEPS = 10
+
 
 def recorded_epochs(epochs: int, max_points: int = MAX_POINTS) -> list[int]:
     """Evenly spaced epochs from 0 to `epochs` inclusive, at most max_points."""
     return sorted({int(e) for e in np.round(np.linspace(0, epochs, min(epochs + 1, max_points)))})
-
-
-class HiddenUnits:
-    """The permutation structure of a student: which permutation relabels
-    the input and the output of each listed layer (None: not permuted)."""
-
-    def __init__(self, n_layers: int, repeats: int):
-        order = use_order(n_layers, repeats)
-        n_hidden = len(order) - 1            # activations between uses
-        one_for_all = n_layers == 3 and repeats >= 2   # tied, used twice or more
-        group = [0] * n_hidden if one_for_all else list(range(n_hidden))
-        self.n_perms = max(group) + 1
-        self.sides: list[tuple[int | None, int | None]] = []
-        for layer in range(n_layers):
-            use = order.index(layer)
-            self.sides.append((group[use - 1] if use > 0 else None,
-                               group[use] if use < n_hidden else None))
-
-    def apply(self, layers: Layers, perms: list[np.ndarray]) -> Layers:
-        """The layers with every hidden unit relabelled: the same function."""
-        out = []
-        for (name, weight, bias), (p_in, p_out) in zip(layers, self.sides):
-            if p_in is not None:
-                weight = weight[:, perms[p_in]]
-            if p_out is not None:
-                weight, bias = weight[perms[p_out]], bias[perms[p_out]]
-            out.append((name, weight, bias))
-        return out
-
-    def match(self, student: Layers, teacher: Layers,
-              start: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        """Permutations taking the student as close as found to the teacher
-        (whole-net squared distance), never further than no permutation.
-        `teacher` must be in the student's shape (see teacher_as_student)."""
-        width = student[0][1].shape[0]
-        candidates = [[np.arange(width)] * self.n_perms, self._forward_guess(student, teacher)]
-        if start is not None:
-            candidates.append(start)
-        best = min(candidates, key=lambda p: squared_distance(self.apply(student, p), teacher))
-        return self._descend(student, teacher, list(best))
-
-    def _forward_guess(self, student: Layers, teacher: Layers) -> list[np.ndarray]:
-        """Each permutation from the layers that write it and whose input is
-        already settled, first layer first: exact for a permuted teacher."""
-        perms: list[np.ndarray | None] = [None] * self.n_perms
-        for (_, weight, bias), (_, t_weight, t_bias), (p_in, p_out) in zip(student, teacher, self.sides):
-            if p_out is None or perms[p_out] is not None or (p_in is not None and perms[p_in] is None):
-                continue
-            source = weight if p_in is None else weight[:, perms[p_in]]
-            perms[p_out] = _assign(t_weight @ source.T + np.outer(t_bias, bias))
-        return perms
-
-    def _descend(self, student: Layers, teacher: Layers, perms: list[np.ndarray]) -> list[np.ndarray]:
-        best, best_cost = list(perms), squared_distance(self.apply(student, perms), teacher)
-        for _ in range(MAX_SWEEPS):
-            changed = False
-            for k in range(self.n_perms):
-                new = _assign(self._gain(k, student, teacher, perms))
-                changed |= not np.array_equal(new, perms[k])
-                perms[k] = new
-            cost = squared_distance(self.apply(student, perms), teacher)
-            if cost < best_cost:
-                best, best_cost = list(perms), cost
-            if not changed:
-                break
-        return best
-
-    def _gain(self, k: int, student: Layers, teacher: Layers, perms) -> np.ndarray:
-        """gain[i, j]: how much matching student unit j to teacher unit i of
-        activation k adds to the teacher–student inner product, the other
-        permutations held at `perms`."""
-        gain = 0.0
-        for (_, weight, bias), (_, t_weight, t_bias), (p_in, p_out) in zip(student, teacher, self.sides):
-            if p_out == k:
-                rows = weight if p_in is None else weight[:, perms[p_in]]
-                gain = gain + t_weight @ rows.T + np.outer(t_bias, bias)
-            if p_in == k:
-                cols = weight if p_out is None else weight[perms[p_out]]
-                gain = gain + t_weight.T @ cols
-        return gain
-
-
-def _assign(gain: np.ndarray) -> np.ndarray:
-    """perm with perm[i] = the student unit given to teacher unit i."""
-    # Imported here: scipy takes longer to import than a default run takes to train.
-    from scipy.optimize import linear_sum_assignment
-
-    _, cols = linear_sum_assignment(gain, maximize=True)
-    return cols
-
-
-def squared_distance(student: Layers, teacher: Layers) -> float:
-    """Sum over layers of the squared (weight, bias) differences."""
-    with np.errstate(over="ignore"):
-        return float(sum(np.sum((w - tw) ** 2) + np.sum((b - tb) ** 2)
-                         for (_, w, b), (_, tw, tb) in zip(student, teacher)))
 
 
 def layer_distances(student: Layers, teacher: Layers) -> list[float]:
@@ -178,9 +58,12 @@ def layer_distances(student: Layers, teacher: Layers) -> list[float]:
                 for (_, w, b), (_, tw, tb) in zip(student, teacher)]
 
 
-def matched_points(width: int) -> int:
-    """How many epochs of a run at `width` get a matched distance."""
-    scaled = int(MAX_MATCHED_POINTS * (64 / width) ** 3)
+def matched_points(width: int, units: HiddenUnits | None = None) -> int:
+    """How many epochs of a run at `width` get a matched distance: fewer the
+    more one matching costs (HiddenUnits.cost; `units` default to the tied
+    net's), as many as a weight matching at width 64 can have."""
+    cost = (units or HiddenUnits(3, 2)).cost(width)
+    scaled = int(MAX_MATCHED_POINTS * 64**3 / cost)
     return max(MIN_MATCHED_POINTS, min(MAX_MATCHED_POINTS, scaled))
 
 
@@ -195,10 +78,13 @@ class DistanceTracker:
     gives the finished, immutable records.
     """
 
-    def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS):
+    def __init__(self, teacher: Layers, repeats: int, epochs: int, max_points: int = MAX_POINTS,
+                 tied: bool = True):
         self.teacher, self.repeats = teacher, repeats
         width = teacher[0][1].shape[0]
-        self.matched_epochs = set(recorded_epochs(epochs, matched_points(width)))
+        n_layers = (3 if repeats else 2) if tied else 2 + repeats   # as TiedNet.named_layers lists them
+        units = HiddenUnits(n_layers, repeats)
+        self.matched_epochs = set(recorded_epochs(epochs, matched_points(width, units)))
         self.epochs = set(recorded_epochs(epochs, max_points)) | self.matched_epochs
         self._raw: list[tuple[int, list[float]]] = []
         self._kept: dict[int, Layers] = {}
@@ -244,6 +130,12 @@ class DistanceRecords:
     names: tuple[str, ...]
     raw: tuple[tuple[int, list[float]], ...]   # (epoch, distance per layer)
     kept: dict[int, Layers]                    # epoch -> student layers to match
+
+    @property
+    def exact(self) -> bool:
+        """Whether the matched distance is the minimum over relabellings of
+        the hidden units, else an upper bound of it (fitlab.student.matching)."""
+        return HiddenUnits(len(self.names), self.repeats).exact(self.teacher[0][1].shape[0])
 
     @property
     def nbytes(self) -> int:

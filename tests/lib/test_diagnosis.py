@@ -31,7 +31,7 @@ from fitlab.model import build_teacher, reinitialise_as_student
 from fitlab.shared_layer.gradients import ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary
 from tests.reference.blog_variants import blog_variant
-from ui.text import gallery_messages, gallery_table
+from ui.tabs.failure.gallery import gallery_messages, gallery_table
 
 # --- a small DOT reader for the one-statement-per-line DOT graph_dot writes ---
 _NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')

@@ -13,7 +13,7 @@ from torch import nn
 from fitlab import Config, train
 from fitlab.charts import constant_rules, loss_chart
 from fitlab.tables import history_csv, history_file_name
-from ui.text import blog_figure_note, fit_note
+from ui.tabs.training import blog_figure_note, fit_note
 
 BETTER = dict(shared_repeats=0, lr=0.1, epochs=500)  # a student that beats the constant
 

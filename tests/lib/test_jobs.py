@@ -46,7 +46,7 @@ def test_no_more_than_slots_jobs_run_at_once():
 
 
 def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
-    gate = JobGate(slots=1)
+    gate = JobGate(slots=1, refresh=None)  # told on changes only
     started, places = [], {i: [] for i in range(4)}
 
     def job(i):

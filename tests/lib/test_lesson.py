@@ -16,7 +16,8 @@ from fitlab.engines.autograd import fit
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.graph import grad_fns, named_in_error
 from fitlab.failure.vivid import EDITS, NETS, vivid_example
-from ui.text import GRAD_MODE_NOTE, error_explanation, vivid_note, vivid_table, wording_note
+from ui.tabs.failure.lesson import error_explanation, wording_note
+from ui.tabs.failure.views import GRAD_MODE_NOTE, vivid_note, vivid_table
 
 
 def test_a_views_history_is_regenerated_as_asstrided_by_an_in_place_write_to_its_base():

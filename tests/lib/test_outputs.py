@@ -13,7 +13,8 @@ from fitlab.cache import RunCache
 from fitlab.charts import loss_chart, loss_long
 from fitlab.failure.autopsy import autopsy
 from fitlab.tables import history_csv
-from ui.text import blog_figure_note, error_explanation
+from ui.tabs.failure.lesson import error_explanation
+from ui.tabs.training import blog_figure_note
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +135,7 @@ def test_concurrent_requests_for_one_config_train_once():
 
 
 def test_parameter_matrix_shows_each_layer_as_its_matrix(run):
-    from fitlab.tables import parameter_matrix
+    from fitlab.weights import parameter_matrix
 
     matrix = parameter_matrix(run.student_params)
     assert list(matrix.columns) == [f"in {c}" for c in range(10)] + ["bias"]

@@ -19,7 +19,7 @@ from fitlab.charts import loss_chart, loss_long
 from fitlab.engines.threads import TORCH_THREADS
 from fitlab.sweeps import grid
 from fitlab.tables import history_csv
-from ui.text import blog_figure_note, divergence_note
+from ui.tabs.training import blog_figure_note, divergence_note
 
 FIELDS = list(Config().as_dict())
 

@@ -21,7 +21,7 @@ from fitlab.student.distance import (
 )
 from fitlab.student.landscape import loss_along_line
 from fitlab.weights import forward, mean_squared_error, teacher_as_student, use_order
-from ui.text import recording_note
+from ui.tabs.student import recording_note
 
 
 def teacher_layers(width=6, repeats=2, seed=0):

@@ -9,7 +9,7 @@ from fitlab.blog import setup
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
 from fitlab.shared_layer.gradients import tied_gradient_ledger
-from fitlab.tables import parameter_table
+from fitlab.weights import parameter_table
 from tests.lib.test_diagnosis import parse_dot, red
 from tests.page.helpers import charts_encoding, loss_charts, open_page, open_tab
 
@@ -125,11 +125,13 @@ def test_no_shared_layer(app):
 
 
 def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
-    import ui.tabs.failure as diagnosis
+    import ui.tabs.failure.gallery as gallery
+    import ui.tabs.failure.lesson as lesson
+    import ui.tabs.failure.script as script
     import ui.tabs.gradients as gradients
 
     calls = []
-    for module, name in ((diagnosis, "autopsy"), (diagnosis, "run_isolated"), (diagnosis, "run_variant"),
+    for module, name in ((lesson, "autopsy"), (script, "run_isolated"), (gallery, "run_variant"),
                          (gradients, "tied_gradient_ledger")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
@@ -161,18 +163,18 @@ def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
 
 
 def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
-    import ui.tabs.failure as diagnosis
+    import ui.tabs.failure.script as script
     from fitlab.isolation import WorkerDied
 
     def dies(*args, **kwargs):
         raise WorkerDied("the worker process exited (code -9)")
 
-    real = diagnosis.run_isolated
-    monkeypatch.setattr(diagnosis, "run_isolated", dies)
+    real = script.run_isolated
+    monkeypatch.setattr(script, "run_isolated", dies)
     page = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not page.exception
     assert any("could not be run in the worker process" in w.value for w in page.warning)
-    monkeypatch.setattr(diagnosis, "run_isolated", real)
+    monkeypatch.setattr(script, "run_isolated", real)
     page.run()
     assert not page.exception and any("Error detected in AddmmBackward0" in m.value for m in page.markdown)
     assert not any("could not be run in the worker process" in w.value for w in page.warning)

@@ -54,7 +54,8 @@ def test_a_bad_sweep_value_is_shown_not_raised(app):
     app.text_input(key="sweep_lr").set_value("0.01, fast")
     app.button(key="sweep_run").click().run()
     assert not app.exception
-    assert "lr values '0.01, fast' are not allowed" in app.error[0].value
+    assert app.error[0].value == "This sweep cannot run:"
+    assert "lr values '0.01, fast' are not allowed" in app.text[0].value
 
 
 def heatmaps(at):
@@ -95,7 +96,7 @@ def test_a_sweep_width_off_the_sliders_stops_is_refused(app):
     app.text_input(key="sweep_width").set_value("4, 20").run()
     app.button(key="sweep_run").click().run()
     assert not app.exception
-    assert "width 20 is not one of the Hidden width slider's stops" in app.error[0].value
+    assert "width 20 is not one of the Hidden width slider's stops" in app.text[0].value
 
 
 def test_the_sweep_says_what_each_axis_compares(app):

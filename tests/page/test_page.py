@@ -6,7 +6,7 @@ import pytest
 
 import fitlab
 from fitlab import Config, train
-from fitlab.tables import parameter_matrix
+from fitlab.weights import parameter_matrix
 from tests.page.helpers import loss_charts
 
 

@@ -10,6 +10,7 @@ import torch
 
 from fitlab import Config, train
 from fitlab.explain import decode
+from fitlab.explain.decode import MAX_CHARS
 from fitlab.failure.blog_script import blog_script
 from fitlab.failure.explained import SCRIPT_NAME, explained_blog
 from tests.page.helpers import open_page
@@ -170,7 +171,7 @@ def test_decoder_on_provoked_messages(make, producer, kind_words):
 
 
 def test_decoder_on_older_wordings():
-    from tests.test_explain import BLOG, OLD
+    from tests.explain.test_explain import BLOG, OLD
 
     words = page_words(decode_page(BLOG))  # the blog's torch: AsStridedBackward0
     assert "What made it: `AsStrided`" in words
@@ -179,7 +180,7 @@ def test_decoder_on_older_wordings():
     assert "on a CUDA GPU" in words and "shape `[1, 512, 4, 4]`" in words
     assert "written 1 time since" in words and "over and over" in words and "**leaf**" in words
     words = page_words(decode_page(OLD[1][0]))  # TBackward, the anomaly-mode hint
-    assert "What made it: `T`" in words and "the traceback above it" in words
+    assert "What made it: `T`" in words and "Only if it was on during the forward pass too" in words
 
 
 @pytest.mark.parametrize("garbage", [
@@ -202,7 +203,7 @@ def test_decoder_never_renders_pasted_markup():
         assert bit not in words
     assert "Likely causes" in words  # still the family's message: the general causes
     box = at.text_area(key="decode_message")
-    assert box.proto.max_chars == 20_000
+    assert box.proto.max_chars == MAX_CHARS + 1  # one more than is read: a longer paste is told
 
 
 def test_decoder_is_there_with_detach_on_and_off():
@@ -215,7 +216,7 @@ def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
     def too_slow(*args, **kwargs):
         raise TimeoutError
 
-    monkeypatch.setattr("ui.tabs.failure.run_isolated", too_slow)
+    monkeypatch.setattr("ui.tabs.failure.script.run_isolated", too_slow)
     at = open_page(timeout=180, detach="false", epochs="3")
     assert not at.exception
     assert any("took too long" in w.value for w in at.warning)

@@ -3,11 +3,11 @@
 import pytest
 
 from fitlab import Config, train
-from fitlab.tables import parameter_matrix
+from fitlab.weights import parameter_matrix
 from tests.page.helpers import loss_charts
 from tests.page.helpers import open_page as open_link
-from ui.share import url_problems
-from ui.text import FIELD_LABELS, IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines
+from ui.share import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines, url_problems
+from ui.words import FIELD_LABELS
 
 KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
 

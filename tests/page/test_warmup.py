@@ -47,8 +47,8 @@ def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(em
     assert set(warmup.STUDENT_VIEWS) <= set(vars(default.student_teacher))  # the tab's tables are ready
     assert lesson.error is not None and lesson.error.type == "RuntimeError"
     from fitlab.isolation import run_isolated
-    from ui.tabs.failure import cached_explained
+    from ui.tabs.failure.script import cached_explained
 
-    monkeypatch.setattr("ui.tabs.failure.run_isolated",
+    monkeypatch.setattr("ui.tabs.failure.script.run_isolated",
                         lambda *a, **k: pytest.fail("the lesson's script ran again") or run_isolated(*a, **k))
     assert cached_explained(Config(detach=False)).report.status == "inplace_error"

@@ -13,7 +13,7 @@ from fitlab.run import Run
 from fitlab.shared_layer.gradients import TiedGradients, ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary
 from ui.state import TabKeys, run_with_progress
-from ui.text import agreement
+from ui.words import FIELD_LABELS
 
 KEYS = TabKeys("gradients")
 
@@ -22,6 +22,13 @@ KEYS = TabKeys("gradients")
 def cached_tied_gradients(config: Config) -> TiedGradients | None:
     """tied_gradient_ledger(config), once per config."""
     return tied_gradient_ledger(config)
+
+
+def agreement(max_difference: float) -> str:
+    """How closely two sets of gradients agree, as the end of a sentence."""
+    if max_difference == 0:
+        return "are **exactly equal**, entry for entry"
+    return f"differ by at most **{max_difference:.3g}**"
 
 
 def tied_gradient_section(run: Run, shown: bool = True) -> None:
@@ -41,7 +48,7 @@ def tied_gradient_section(run: Run, shown: bool = True) -> None:
         _ledger_view(ledger)
     if st.toggle(f"Compare with the {'untied' if config.tied else 'tied'} student",
                  key=KEYS("compare_tying"),
-                 help="Trains the same settings with the other tying (Advanced › Tie the shared layer)."):
+                 help=f"Trains the same settings with the other tying ({FIELD_LABELS['tied']})."):
         other = run_with_progress(replace(config, tied=not config.tied))
         runs = sorted([run, other], key=lambda r: not r.config.tied)
         st.table(tying_summary(runs))

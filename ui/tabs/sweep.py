@@ -9,12 +9,12 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
-from fitlab.budget import OverBudget, check_sweep
+from fitlab.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.charts import sweep_heatmap
 from fitlab.sweeps import AXES, final_losses, grid, parse_axis
 from ui.sidebar import WIDTHS
 from ui.state import TabKeys, heavy
-from ui.text import SWEEP_AXIS_NOTES, over_budget_message
+from ui.words import FIELD_LABELS, over_budget_message
 
 KEYS = TabKeys("sweep")
 HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
@@ -22,6 +22,19 @@ HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
                   "width": "2, 4, 8, 16"}
+
+# What a sweep axis compares: only lr keeps the task fixed (fitlab.blog.setup
+# draws the teacher, the data and the student from the seed, at the width).
+SWEEP_AXIS_NOTES = {
+    "lr": ("**lr** changes only the step size: the teacher, the data and the student's "
+           "start stay the same, so cells compare fairly and the best lr is a real answer."),
+    "seed": ("**seed** draws a new teacher, new data and a new start: read the spread down "
+             "the seeds as how much a result owes to luck, not as a seed to choose; teach "
+             "against the worst seeds as much as the best."),
+    "width": ("**width** changes the teacher too (it is the same net): each width is a "
+              "different task, so a narrow width may win because its task is easier, not "
+              "because it learns better."),
+}
 
 
 def sweep_section(config: Config, shown: bool = True) -> None:
@@ -55,12 +68,13 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
         off_slider = [w for w in axes.get("width", []) if w not in WIDTHS]
         if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
-            raise ValueError(f"width {off_slider[0]} is not one of the Hidden width slider's stops "
+            raise ValueError(f"width {off_slider[0]} is not one of the {FIELD_LABELS['width']} slider's stops "
                              "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
-        check_sweep(grid(config, **axes))
+        cells = grid(config, **axes)
+        check_sweep(cells)
         bar = st.progress(0, text="Sweeping")
         results = heavy("the sweep", fitlab.sweep, config, progress=lambda done, total: bar.progress(
-            done / total, text=f"Sweeping: epoch {done} of {total}"), **axes)
+            done / total, text=f"Sweeping: epoch {done} of {total}"), estimate=sweep_seconds(cells), **axes)
         bar.empty()
     except OverBudget as refused:
         st.session_state.pop("sweep_result", None)
@@ -68,7 +82,9 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         return
     except ValueError as exc:
         st.session_state.pop("sweep_result", None)
-        st.error(f"This sweep cannot run: {exc}")
+        # The reason quotes what was typed: shown as text, never as markdown.
+        st.error("This sweep cannot run:")
+        st.text(str(exc))
         return
     st.session_state["sweep_result"] = (config, x, y, final_losses(results, [x, y]))
 

@@ -3,24 +3,118 @@ any epoch (ui/tabs/watch.py), the teacher's and the student's parameters."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
-from fitlab.charts import loss_chart
+from fitlab import Config
+from fitlab.charts import diverging_tint, loss_chart
+from fitlab.outcome import outcome
 from fitlab.run import Run
-from fitlab.tables import history_csv, history_file_name, padding_mask, parameter_matrix
+from fitlab.tables import history_csv, history_file_name
+from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import draw
 from ui.tabs.watch import watch_section
-from ui.text import (
-    blog_figure_note,
-    divergence_note,
-    engine_note,
-    fit_note,
-    parameter_tables_note,
-    r_squared_text,
-    student_caption,
-)
+from ui.words import FIELD_LABELS, loss_change
+
+
+def divergence_note(run: Run) -> str | None:
+    """Markdown saying plainly that and when a run diverged, or None."""
+    epoch = run.diverged_at
+    if epoch is None:
+        return None
+    drawn = "epoch 0" if epoch == 1 else f"epochs 0 to {epoch - 1}"
+    return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
+            f"became NaN, because each SGD step overshot by more than the last (learning "
+            f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
+            f"losses ({drawn}) and marks epoch {epoch} in red; the tables and the CSV keep "
+            "everything, NaN and inf included.")
+
+
+def r_squared_text(value: float) -> str:
+    """R² as the page shows it: two decimals, or "n/a" when undefined."""
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def fit_note(run: Run) -> tuple[str, bool] | None:
+    """(markdown, worse) comparing the final student with the constant
+    predictor; worse is True when the student's test MSE is above the
+    constant's. None for a diverged run (its losses are not numbers; see
+    divergence_note) and for a run that finished no epoch."""
+    facts = outcome(run)
+    if facts.diverged_at is not None or not facts.trained:
+        return None
+    base, last = run.baseline, run.history.iloc[-1]
+    test_r2 = r_squared_text(base.r_squared(last.test_loss, "test"))
+    worse = last.test_loss > base.test_mse
+    constant = (f"Predicting the training labels' mean ({base.constant:.4g}) for every row, with no "
+                f"training at all, scores test MSE {base.test_mse:.4g} and train MSE {base.train_mse:.4g} "
+                "(the dashed lines on the chart)")
+    change = f"Its train loss {loss_change(facts)}"
+    if facts.near_constant_labels:
+        labels = run.student_teacher.labels.astype(np.float64)
+        side = "above" if worse else "below"
+        return (f"**The teacher's labels are nearly constant here**: they vary by {facts.label_spread:.1g} "
+                f"of their size (std {labels.std():.2g} around {labels.mean():.4g}), so there is almost "
+                f"nothing to learn, and R² ({test_r2} on the test rows), the error over that tiny "
+                f"variation, means little. Compare errors instead: {constant}; the student's test MSE is "
+                f"{last.test_loss:.4g}, {side} the constant's, and its train MSE {last.train_loss:.4g}. "
+                f"{change}.", worse)
+    if facts.loss_rose:
+        return (f"**Training made the student worse.** {change}: its steps overshoot at learning rate "
+                f"{run.config.lr:g}; a lower **{FIELD_LABELS['lr']}** lets it descend. {constant}; the "
+                f"student's test MSE is {last.test_loss:.4g} (test R² {test_r2}).", worse)
+    if not worse:
+        times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
+        return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
+    underfit = not facts.fits_training_rows
+    train_side = "worse there too" if underfit else "better there"
+    if underfit:
+        helps = (f"It has not yet fitted even its own training rows: more epochs ({FIELD_LABELS['epochs']}), "
+                 "or a larger learning rate while training stays stable, let it go further.")
+    else:
+        helps = (f"It fits its {run.config.n_train} training rows better than the constant but not the "
+                 f"test rows: {len(run.student_params)} weights have many ways to fit few rows. More "
+                 f"training rows ({FIELD_LABELS['n_train']}) constrain it more.")
+    return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
+            f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
+            f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
+            f"{change}{', which says it moved on from its random start, not that it fits' if facts.loss_fell else ''}. "
+            f"{helps}", True)
+
+
+def blog_figure_note(run: Run) -> str | None:
+    """One sentence on the blog's test figure versus the true test MSE; None
+    when there is no figure to compare (a diverged run's is NaN or inf)."""
+    config = run.config
+    if run.blog_test_loss is None or not math.isfinite(run.blog_test_loss):
+        return None
+    n_batches = math.ceil(config.n_test / config.batch_size)
+    true_mse = run.history.test_loss.iloc[-1]
+    if n_batches == 1:
+        return (f"The test loss here is the true mean squared error over the {config.n_test} test "
+                f"rows ({true_mse:.4g}); with one test batch, the blog's script prints the same "
+                f"figure ({run.blog_test_loss:.4g}).")
+    return (f"The test loss here is the true mean squared error over the {config.n_test} "
+            f"test rows ({true_mse:.4g}); the blog's script would print "
+            f"{run.blog_test_loss:.4g}, because it adds up the {n_batches} per-batch means "
+            f"instead of averaging them.")
+
+
+def engine_note(run: Run) -> str:
+    """One sentence: which engine trained the run, and where the other is."""
+    if run.engine == "fast":
+        return ("Trained by the **fast** engine: the same math as autograd, written out by hand "
+                f"in numpy. The **autograd** engine (torch, the blog's way) is under {FIELD_LABELS['engine']}.")
+    if not run.config.detach:
+        return ("Trained by the **autograd** engine: with the labels attached only torch's "
+                "backward() can show the blog's error, so the fast engine does not apply.")
+    return ("Trained by the **autograd** engine: torch, the blog's way. The **fast** engine "
+            f"(the same math by hand in numpy) is under {FIELD_LABELS['engine']}.")
 
 
 def loss_section(run: Run) -> None:
@@ -64,11 +158,36 @@ def watch(run: Run) -> None:
 MAX_COLOURED_CELLS = 5000
 
 
-def _shown(params: pd.DataFrame, matrix: pd.DataFrame, bound: float):
-    """The matrix as shown: each cell's background on the watch view's
-    diverging scale (red below 0, blue above, stronger up to ±bound) while it
-    is small enough to colour; padding past a layer's inputs blank, and a
-    diverged run's NaN and inf written out (the grid would show "None")."""
+@st.cache_resource(max_entries=64, show_spinner=False)
+def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The run's teacher and student parameter matrices (parameter_matrix)
+    and the bound of their shared colour scale: built once per run (3 s at
+    width 256) and shared, read only, by every session that views it.
+    `config` names the run (the run cache's key)."""
+    run = _run
+    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
+    values = np.concatenate([run.teacher_params.value, run.student_params.value])
+    finite = np.abs(values[np.isfinite(values)])
+    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
+    return teacher, student, bound
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def padding(config: Config, net: str, _params: pd.DataFrame) -> pd.DataFrame:
+    """padding_mask(_params), once per run and net: `_params` is the
+    parameter table of `config`'s `net` ("teacher" or "student")."""
+    return padding_mask(_params)
+
+
+def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
+                   padded: Callable[[], pd.DataFrame] | None = None) -> pd.DataFrame | Styler:
+    """The matrix styled as shown: each cell's background on the watch view's
+    diverging scale (fitlab.charts.diverging_tint, stronger up to ±bound)
+    while it is small enough to colour; padding past a layer's inputs blank,
+    and a diverged run's NaN and inf written out (the grid would show
+    "None"). The bare matrix when it is finite and too large to colour.
+    `padded()` gives padding_mask(params) when it is needed (default: made
+    here)."""
     finite = np.isfinite(params["value"]).all()
     small = matrix.size <= MAX_COLOURED_CELLS and bound > 0
     if finite and not small:
@@ -76,17 +195,14 @@ def _shown(params: pd.DataFrame, matrix: pd.DataFrame, bound: float):
     styler = matrix.style
     if small:
         def colour(value: float) -> str:
-            if not np.isfinite(value):
-                return ""
-            alpha = min(abs(value) / bound, 1.0)
-            rgb = "33, 102, 172" if value > 0 else "178, 24, 43"
-            return f"background-color: rgba({rgb}, {alpha:.2f})"
+            tint = diverging_tint(value, bound)
+            return "" if tint is None else f"background-color: {tint}"
 
         styler = styler.map(colour)
     styler = styler.format("{:.4f}", na_rep="nan")
-    padding = padding_mask(params)
-    for pattern, rows in padding.groupby(list(padding.columns), sort=False).groups.items():
-        blank = [c for c, padded in zip(padding.columns, pattern) if padded]
+    padded_cells = padding_mask(params) if padded is None else padded()
+    for pattern, rows in padded_cells.groupby(list(padded_cells.columns), sort=False).groups.items():
+        blank = [c for c, padded in zip(padded_cells.columns, pattern) if padded]
         if blank:
             styler = styler.format("", subset=pd.IndexSlice[list(rows), blank])
     return styler
@@ -96,17 +212,36 @@ def parameter_tables(run: Run) -> None:
     """Teacher and student parameters side by side, each layer as its matrix
     (rows: output units; columns: inputs, then the bias), coloured on one
     scale for both."""
-    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
-    values = np.concatenate([run.teacher_params.value, run.student_params.value])
-    finite = np.abs(values[np.isfinite(values)])
-    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
+    teacher, student, bound = parameter_matrices(run.config, run)
     left, right = st.container(key="parameter_tables").columns(2)
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(_shown(run.teacher_params, teacher, bound), width="stretch")
+        st.dataframe(_styled_matrix(run.teacher_params, teacher, bound,
+                                    lambda: padding(run.config, "teacher", run.teacher_params)), width="stretch")
     with right:
         st.subheader("Student")
         st.caption(student_caption(run))
-        st.dataframe(_shown(run.student_params, student, bound), width="stretch")
+        st.dataframe(_styled_matrix(run.student_params, student, bound,
+                                    lambda: padding(run.config, "student", run.student_params)), width="stretch")
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
+
+
+def student_caption(run: Run) -> str:
+    """What the Student table holds: the trained weights, or where a failed run stopped."""
+    if run.error is None:
+        return "After training, started from a fresh Kaiming init."
+    if (run.error.epoch, run.error.batch) == (1, 1):
+        return ("The fresh Kaiming init: training failed at its first backward(), so no "
+                "SGD step ever changed these weights.")
+    return (f"Where training stopped: after the steps before epoch {run.error.epoch}, "
+            f"batch {run.error.batch}.")
+
+
+def parameter_tables_note(uncoloured: bool) -> str:
+    """What the parameter matrices show, and where the tidy values are."""
+    colours = ("Too many cells to colour at this width." if uncoloured
+               else "Blue above 0, red below, the same scale for teacher and student.")
+    return (f"Each layer as its matrix: a row per output unit, a column per input, then the bias. "
+            f"{colours} Compare runs › the parameters CSV has every value in tidy form "
+            f"(parameter, uses, row, col, value).")

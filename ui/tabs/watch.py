@@ -14,9 +14,8 @@ import json
 import streamlit as st
 
 from fitlab.run import Run
-from fitlab.watch_charts import watch_spec
+from fitlab.watch_charts import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, watch_spec
 from ui.charts import spec
-from ui.text import watch_note
 
 # Moves the chart's range input through the recorded epochs. Only this
 # file's own code and numbers from the run go in: nothing a user typed.
@@ -81,6 +80,23 @@ def player_html(run: Run) -> str:
     epochs = [int(e) for e in run.frames.epochs]
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
     return PLAYER % {"epochs": json.dumps(epochs), "tick": tick}
+
+
+def watch_note(run: Run) -> str:
+    """How to use the scrubbed pictures, and what was recorded, in words."""
+    frames, config = run.frames, run.config
+    n = len(frames.epochs)
+    where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
+    notes = [f"Drag the epoch slider under the pictures, or press Play: every picture moves to that "
+             f"epoch in your browser, nothing is recomputed. The student was recorded at {where}; "
+             f"epoch 0 is the fresh student. Weights and biases share one colour scale, red below 0, "
+             f"blue above, white at 0, the same for teacher and student: equal colours, equal values."]
+    if config.width > HEATMAP_MAX_UNITS:
+        notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
+                     f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")
+    if config.width > DIAGRAM_MAX_WIDTH:
+        notes.append(f"The net's diagram is drawn for widths up to {DIAGRAM_MAX_WIDTH}.")
+    return " ".join(notes)
 
 
 def watch_section(run: Run, log_scale: bool) -> None:

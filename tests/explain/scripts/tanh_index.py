@@ -5,6 +5,7 @@ import sys
 import torch
 
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+torch.manual_seed(0)
 x = torch.randn(6, 4, device=device)
 w = torch.randn(4, 3, device=device, requires_grad=True)
 h = torch.tanh(x @ w)  # saved-here

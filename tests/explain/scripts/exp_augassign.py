@@ -2,6 +2,7 @@
 
 import torch
 
+torch.manual_seed(0)
 x = torch.randn(4, requires_grad=True)
 y = torch.exp(x)  # saved-here
 y += 1  # written-here

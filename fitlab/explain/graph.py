@@ -1,0 +1,80 @@
+"""Reading an autograd graph: its nodes, the tensors each saved, and which went stale."""
+
+from __future__ import annotations
+
+import torch
+
+from fitlab.explain.decode import decode
+
+
+def storage_key(t: torch.Tensor):
+    """The storage's address: shared by a tensor, its views and its `.data`; None if it has none."""
+    try:
+        storage = t.untyped_storage()
+        return storage.data_ptr() if storage.nbytes() else None
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+def walk(roots) -> list:
+    """Every autograd node reachable from the root tensors."""
+    seen = set()
+    todo = [r.grad_fn for r in roots if r.grad_fn is not None]
+    out = []
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        out.append(node)
+        todo.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+    return out
+
+
+_SLOTS: dict = {}
+
+
+def slots(node) -> tuple:
+    """(name, raw attribute, checked attribute) of each tensor slot a node saved; cached per type."""
+    cached = _SLOTS.get(type(node))
+    if cached is None:
+        attrs = set(dir(type(node)))
+        names = [a[len("_raw_saved_"):] for a in attrs if a.startswith("_raw_saved_")]
+        cached = tuple(
+            # Custom autograd.Function nodes unpack with the version check as `saved_tensors`.
+            (n, "_raw_saved_" + n, "_saved_" + n if "_saved_" + n in attrs else "saved_tensors")
+            for n in sorted(names))
+        _SLOTS[type(node)] = cached
+    return cached
+
+
+def saved_tensors(node, raw_attr: str) -> tuple:
+    """(tensors, hidden): the tensors in a saved slot, read without the version check (none once
+    freed), and how many a saved-tensor hook packed into something else (checkpoint's holders)."""
+    try:
+        raw = getattr(node, raw_attr)
+        raws = raw if isinstance(raw, (tuple, list)) else (raw,)
+        packed = [r.data for r in raws if r is not None]
+    except RuntimeError:
+        return [], 0
+    tensors = [t for t in packed if isinstance(t, torch.Tensor)]
+    return tensors, sum(1 for t in packed if t is not None and not isinstance(t, torch.Tensor))
+
+
+def hooked(node, raw_attr: str) -> bool:
+    """Whether a saved-tensor hook packed this slot (unpacking it would run the hook)."""
+    try:
+        raw = getattr(node, raw_attr)
+        raws = raw if isinstance(raw, (tuple, list)) else (raw,)
+        return any(r is not None and r.unpack_hook is not None for r in raws)
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def stale_error(node, checked_attr: str) -> RuntimeError | None:
+    """The in-place error torch raises on unpacking this slot, or None if it unpacks."""
+    try:
+        getattr(node, checked_attr)
+    except RuntimeError as exc:
+        return exc if decode(str(exc)) is not None else None
+    return None

@@ -1,0 +1,69 @@
+"""The IPython / Jupyter extension: `%load_ext fitlab.explain`, then a cell that starts with
+`%%explain` runs under the recorder. When it dies of the in-place error, IPython shows its
+traceback as usual and then the report, the cell's lines named as IPython names them
+(`Cell In[3], line 8`); the kernel keeps running. The report is also the cell's value
+`_explained` in the user's namespace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+from fitlab.explain import stack
+from fitlab.explain.notebook import recording
+from fitlab.explain.report import format_report
+
+
+def _cell_names(shell) -> dict:
+    """Cell file name -> "Cell In[N]", from IPython's compiler (as its tracebacks name cells)."""
+    names = getattr(shell.compile, "_filename_map", {}) or {}
+    return {path: f"Cell In[{n}]" for path, n in names.items()}
+
+
+def _renamed(chain: tuple, names: dict) -> tuple:
+    return tuple(dataclasses.replace(f, file=names.get(f.file, f.file)) for f in chain)
+
+
+def named_for_ipython(report, names: dict):
+    """The report with each frame in a cell named "Cell In[N]"."""
+    if not names:
+        return report
+    return dataclasses.replace(
+        report, saved_at=_renamed(report.saved_at, names), failed_at=_renamed(report.failed_at, names),
+        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in report.writes),
+        silent_writes=tuple(dataclasses.replace(s, frames=_renamed(s.frames, names))
+                            for s in report.silent_writes),
+        fix=None if report.fix is None else dataclasses.replace(report.fix, edits=tuple(
+            dataclasses.replace(e, file=names.get(e.file, e.file)) for e in report.fix.edits)))
+
+
+def _display(text: str) -> None:
+    from IPython.display import display
+    display({"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}, raw=True)
+
+
+def explain(line: str, cell: str, shell=None) -> None:
+    """The `%%explain` cell magic: run the cell under the recorder; show the report if it failed
+    of the in-place error or wrote a saved tensor silently."""
+    if shell is None:
+        from IPython import get_ipython
+        shell = get_ipython()
+    with recording() as rec:
+        # IPython catches and shows the cell's error; the recording saw the in-place one.
+        shell.run_cell(cell, store_history=False)
+    report = rec.report
+    if report is None:
+        return
+    report = named_for_ipython(dataclasses.replace(report, traceback=None), _cell_names(shell))
+    shell.user_ns["_explained"] = report
+    _display(format_report(report))
+
+
+# The cell that holds `%%explain` is not the program: its frames stop here.
+stack.BOUNDARIES.add(explain.__code__)
+
+
+def load_ipython_extension(shell) -> None:
+    """Register `%%explain` (called by `%load_ext fitlab.explain`)."""
+    shell.register_magic_function(lambda line, cell: explain(line, cell, shell), "cell", "explain")

@@ -1,0 +1,140 @@
+"""The two modes that watch the program, and what they read off each call.
+
+The dispatch mode sits below autograd and sees every aten op, so it sees each write,
+however it was spelled (`x += 1`, `h[:, 0] = 0`, an optimiser's `_foreach_add_`). The
+function mode sits above autograd: after a call returns, its outputs have their `grad_fn`,
+which the recorder tags; and it sees `backward`/`autograd.grad` with their roots.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from fitlab.explain import stack as stacks
+
+BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
+# Where create_graph sits among each backward function's positional arguments.
+_CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.autograd.grad: 4}
+_MODULE_CALL = torch.nn.Module._call_impl.__code__
+_WRITTEN: dict = {}
+
+
+def _written_args(op) -> tuple:
+    """(index, name) of the arguments op writes, its name, whether in-place/out=; cached per op."""
+    info = _WRITTEN.get(op)
+    if info is None:
+        schema = op._schema
+        written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
+                        if a.alias_info is not None and a.alias_info.is_write)
+        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
+        info = (written, schema.name, inplace)
+        _WRITTEN[op] = info
+    return info
+
+
+class WriteMode(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise torch wraps __torch_dispatch__ in torch._dynamo.disable: two more Python
+        # frames on every aten op, about a third of the tiny net's recorded time.
+        return False
+
+    def __init__(self, recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        info = _written_args(func)
+        if info[0]:
+            self.recorder._record_write(info, args, kwargs)
+        return func(*args, **kwargs)
+
+
+class GraphMode(TorchFunctionMode):
+    def __init__(self, recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in BACKWARDS:
+            return self.recorder._differentiate(func, args, kwargs)
+        out = func(*args, **kwargs)
+        if self.recorder.unbumped:
+            self.recorder._bump()
+        if isinstance(out, torch.Tensor):
+            gf = out.grad_fn
+            if gf is not None:
+                self.recorder._tag(gf)
+        elif type(out) in (tuple, list):
+            for o in out:
+                if isinstance(o, torch.Tensor) and o.grad_fn is not None:
+                    self.recorder._tag(o.grad_fn)
+        return out
+
+
+def roots(func, args, kwargs) -> list:
+    if func is torch.Tensor.backward:
+        value = args[0] if args else kwargs.get("self")
+    elif func is torch.autograd.grad:
+        value = args[0] if args else kwargs.get("outputs")
+    else:
+        value = args[0] if args else kwargs.get("tensors")
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+
+def creates_graph(func, args, kwargs) -> bool:
+    at = _CREATE_GRAPH_AT[func]
+    return bool(args[at] if len(args) > at else kwargs.get("create_graph", False))
+
+
+def target(t: torch.Tensor) -> str:
+    if t._is_view():
+        return "view"
+    if t.grad_fn is not None:
+        return "activation"
+    return "parameter" if t.requires_grad or isinstance(t, torch.nn.Parameter) else "leaf"
+
+
+def in_module(stack: tuple) -> bool:
+    """Whether a captured stack runs a module's forward (cheaper than walking the frames)."""
+    return any(code is _MODULE_CALL for code, _ in stack)
+
+
+def modules(skip: int) -> tuple:
+    """Weak references to the modules whose forward is running, innermost first."""
+    f = sys._getframe(skip)
+    out = []
+    while f is not None and len(out) < 8:
+        if f.f_code is _MODULE_CALL:
+            module = f.f_locals.get("self")
+            if module is not None:
+                out.append(weakref.ref(module))
+        f = f.f_back
+    return tuple(out)
+
+
+def warned_from(filename: str, lineno: int) -> tuple | None:
+    """For a warning that points at a frame the modes inserted: the file and line outside
+    them, the line that ran the op, as Python names it without the modes; else None."""
+    f, callee = sys._getframe(2), None
+
+    def mode_frame(f, callee) -> bool:
+        called = None if callee is None else (callee.f_code.co_filename, callee.f_code.co_name)
+        return stacks.inserted(f.f_code.co_filename, f.f_code.co_name, called)
+
+    while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
+        f, callee = f.f_back, f
+    if f is None or not mode_frame(f, callee):
+        return None
+    while f is not None and mode_frame(f, callee):
+        f, callee = f.f_back, f
+    return None if f is None else (f.f_code.co_filename, f.f_lineno)

@@ -1,0 +1,52 @@
+"""Record a block of code, not a script: a notebook cell, a function's body.
+
+    import fitlab.explain
+    with fitlab.explain.recording() as rec:
+        loss.backward()            # or a whole training loop
+    print(rec.report)              # None when nothing failed and nothing was silently written
+
+The error still propagates (the block behaves as it would without the recorder); when the
+block caught the in-place error itself, `rec.report` explains it all the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from fitlab.explain.recorder import Recorder
+from fitlab.explain.report import Report, format_report
+from fitlab.explain.runner import report_of
+
+
+@dataclass
+class Recording:
+    """What `recording()` yields: the recorder while the block runs, the report after it."""
+
+    recorder: Recorder = field(default_factory=Recorder)
+    report: Report | None = None
+
+    def __str__(self) -> str:
+        return "" if self.report is None else format_report(self.report)
+
+
+def _report(exc: BaseException | None, rec: Recorder) -> Report | None:
+    if exc is None and rec.failure is not None:
+        exc = rec.failure.exc  # the block caught the error it raised
+    if exc is None:
+        return report_of(None, rec) if rec.silent else None
+    return report_of(exc, rec)
+
+
+@contextlib.contextmanager
+def recording(recorder: Recorder | None = None):
+    """Record in-place writes while the block runs; yields a Recording whose `.report` is set
+    when the block ends (the same Report as `run_script`'s, or None)."""
+    rec = Recording(recorder if recorder is not None else Recorder())
+    try:
+        with rec.recorder:
+            yield rec
+    except BaseException as exc:
+        rec.report = _report(exc, rec.recorder)
+        raise
+    rec.report = _report(None, rec.recorder)

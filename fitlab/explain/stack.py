@@ -1,0 +1,204 @@
+"""Cheap Python stacks: captured as (code, instruction offset) pairs, resolved to lines and
+frames only for a report (a frame's line number costs a walk of its line table).
+
+A frame is the user's unless its file belongs to torch, the standard library, fitlab,
+or any installed package (site-packages: Lightning, transformers, accelerate...).
+A report leads with the innermost frame of the user's; the library frames between it
+and the op are summed up per package ("via pytorch_lightning (3 frames)").
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass
+
+import torch
+
+# Deep recursion in a user's model must not make every recorded op pay for it;
+# deep enough for a Lightning training_step called from its trainer.
+MAX_DEPTH = 96
+# Code objects that run the user's program (the runner's exec): frames outside
+# them (the runner, runpy, a console-script wrapper) are not the program's.
+BOUNDARIES: set = set()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One line of the user's code: where a tensor was saved, written, or differentiated."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+    def to_dict(self) -> dict:
+        """The frame as the report's JSON object."""
+        return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}
+
+
+@dataclass(frozen=True)
+class Via:
+    """Library frames run between the innermost user frame and the op: a package, how many."""
+
+    package: str
+    frames: int
+
+    def to_dict(self) -> dict:
+        """The JSON object of one entry of a "via" list."""
+        return {"package": self.package, "frames": self.frames}
+
+    def __str__(self) -> str:
+        return f"{self.package} ({self.frames} frame{'s' if self.frames != 1 else ''})"
+
+
+def capture(skip: int = 1) -> tuple:
+    """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
+    program's start (see line_of)."""
+    f = sys._getframe(skip)
+    out = []
+    while f is not None and len(out) < MAX_DEPTH:
+        code = f.f_code
+        if code in BOUNDARIES:
+            break
+        out.append((code, f.f_lasti))
+        f = f.f_back
+    return tuple(out)
+
+
+def _prefix(path: str) -> str:
+    return os.path.realpath(path) + os.sep
+
+
+_PATHS = sysconfig.get_paths()
+_TORCH = _prefix(os.path.dirname(torch.__file__))
+_FITLAB = _prefix(os.path.dirname(os.path.dirname(__file__)))
+_EXPLAIN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SITE = tuple({_prefix(p) for p in (_PATHS["purelib"], _PATHS["platlib"])}
+              | {_prefix(p) for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")})
+_STDLIB = tuple({_prefix(_PATHS["stdlib"]), _prefix(_PATHS["platstdlib"])})
+_owner_cache: dict = {}
+
+
+def owner(filename: str) -> str | None:
+    """None for the user's file, else the package it belongs to ("torch", "python", "fitlab",
+    or an installed package's top-level name, e.g. "pytorch_lightning")."""
+    known = _owner_cache.get(filename, False)
+    if known is not False:
+        return known
+    if filename.startswith("<frozen"):
+        known = "python"
+    elif filename.startswith("<"):  # <stdin>, <string>, a notebook cell
+        known = None
+    else:
+        path = os.path.realpath(filename)
+        known = None
+        if path.startswith(_TORCH):
+            known = "torch"
+        elif path.startswith(_FITLAB):
+            known = "fitlab"
+        else:
+            # site-packages first: it usually sits inside the standard library's folder.
+            for site in _SITE:
+                if path.startswith(site):
+                    known = path[len(site):].split(os.sep)[0].removesuffix(".py")
+                    break
+            else:
+                if path.startswith(_STDLIB):
+                    known = "python"
+    _owner_cache[filename] = known
+    return known
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether a file is the user's own code (see owner)."""
+    return owner(filename) is None
+
+
+def line_of(code, lasti: int) -> int | None:
+    """The source line of the instruction at offset `lasti` in `code`."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line
+    return None
+
+
+def _frame(code, line: int) -> Frame:
+    return Frame(code.co_filename, line, code.co_name, linecache.getline(code.co_filename, line).strip())
+
+
+def user_frames(stack: tuple) -> tuple:
+    """The user's frames of a captured stack, outermost first."""
+    out = []
+    for code, lasti in reversed(stack):
+        if is_user_file(code.co_filename):
+            line = line_of(code, lasti)
+            if line is not None:
+                out.append(_frame(code, line))
+    return tuple(out)
+
+
+# Packages whose frames below the user's line say nothing the user can act on.
+_QUIET = frozenset({"torch", "python", "fitlab"})
+
+
+def via(stack: tuple) -> tuple:
+    """The installed packages' frames between the innermost user frame and the op, outermost
+    first, one Via per run of frames of one package (torch and the standard library left out)."""
+    inner = []
+    for code, _ in stack:
+        pkg = owner(code.co_filename)
+        if pkg is None:
+            break
+        inner.append(pkg)
+    out: list = []
+    for pkg in reversed(inner):
+        if pkg in _QUIET:
+            continue
+        if out and out[-1][0] == pkg:
+            out[-1][1] += 1
+        else:
+            out.append([pkg, 1])
+    return tuple(Via(p, n) for p, n in out)
+
+
+OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
+_WRAPPERS = ("inner", "_fn")  # torch._compile's and torch._dynamo's wrappers of a dispatch mode
+
+
+def inserted(filename: str, name: str, callee: tuple | None) -> bool:
+    """Whether a frame (file, function; callee: the frame it called, or None) is one the modes put
+    on the stack: fitlab's, torch's dispatch into a mode (overrides.py, the wrappers that call a
+    dispatch mode), or the torch function whose call was handed to the function mode."""
+    if filename == OVERRIDES or owner(filename) == "fitlab" and filename.startswith(_EXPLAIN):
+        return True
+    if owner(filename) != "torch" or callee is None:
+        return False
+    return callee[0] == OVERRIDES or (name in _WRAPPERS and (callee[1] in _WRAPPERS or callee[0].startswith(_EXPLAIN)))
+
+
+def without_inserted(tb):
+    """A traceback (types.TracebackType chain) without the frames the modes inserted."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    keep = []
+    for i, t in enumerate(entries):
+        callee = None if i + 1 == len(entries) else (entries[i + 1].tb_frame.f_code.co_filename,
+                                                     entries[i + 1].tb_frame.f_code.co_name)
+        if not inserted(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_name, callee):
+            keep.append(t)
+    out = None
+    for t in reversed(keep):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def runs_torch_file(stack: tuple, relative: str) -> bool:
+    """Whether a captured stack runs torch code under `relative` (e.g. "optim/", "nn/init.py")."""
+    prefix = os.path.join(os.path.dirname(torch.__file__), relative)
+    return any(code.co_filename.startswith(prefix) for code, _ in stack)

@@ -1,0 +1,74 @@
+"""A class at once (tools/load.py): 40 bare websocket sessions on distinct
+costly-but-allowed links (width-256 runs and lessons) on a fresh server,
+then a new visitor of the cached default page, a health check and a small
+new run, against the goals: the visitor's chart within 3 s, health within
+1 s, every session hearing back within 5 s and told its place within 2 s
+(and again within 2 s), the small run's page finished within 20 s, memory
+bounded, and a clean server log."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.e2e.serverlog import log_problems
+from tools.load import Heard, class_at_once, free_port, session, start_server, wait_healthy
+
+pytestmark = pytest.mark.load
+
+HEAVY, LESSONS = 40, 10
+# Server and workers together: the server with torch (~400 MiB), at most two
+# workers, each renewed over 512 MiB.
+MEMORY_CAP_MIB = 1536
+
+
+@pytest.fixture(scope="module")
+def crowd(tmp_path_factory):
+    log_path = tmp_path_factory.mktemp("load") / "server.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("w") as log:
+        server = start_server(port, log)
+        try:
+            wait_healthy(url, server)
+            first = Heard("")  # the default page, trained by the warm-up: cached from now on
+            asyncio.run(asyncio.wait_for(
+                session(url.replace("http://", "ws://") + "/_stcore/stream", "", first, until="chart"), 60))
+            figures = asyncio.run(class_at_once(url, server.pid, HEAVY, LESSONS))
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except Exception:
+                server.kill()
+                server.wait()
+    print("\n" + "\n".join(figures.lines()))
+    return figures, log_path.read_text()
+
+
+def test_every_session_hears_back_and_sees_its_place(crowd):
+    figures, _ = crowd
+    assert all(h.first is not None and h.first <= 5 for h in figures.heavy), [h.first for h in figures.heavy]
+    waited = [h for h in figures.heavy if h.waiting is not None]
+    assert len(waited) >= HEAVY - 2 - 8  # two run at once; the rest wait, or are told the server is busy
+    # Told its place within 2 s of the page's previous message (a lesson's
+    # page runs one job, then waits for its next).
+    assert all(h.unheard <= 2 for h in waited), sorted(round(h.unheard, 2) for h in waited)[-6:]
+    for h in waited:
+        times = [t for t, _ in h.places]
+        assert all(b - a <= 2 for a, b in zip(times, times[1:])), times
+
+
+def test_a_new_visitor_the_health_check_and_a_small_run_are_served(crowd):
+    figures, _ = crowd
+    assert figures.visitor.chart is not None and figures.visitor.chart <= 3
+    assert figures.health is not None and figures.health <= 1
+    assert not figures.small.busy
+    assert figures.small.finished is not None and figures.small.finished <= 20
+
+
+def test_memory_stays_bounded_and_the_log_clean(crowd):
+    figures, log = crowd
+    assert figures.rss_peak <= MEMORY_CAP_MIB
+    assert not log_problems(log), log_problems(log)

@@ -1,0 +1,3 @@
+"""Raises KeyboardInterrupt itself."""
+
+raise KeyboardInterrupt

@@ -1,0 +1,3 @@
+"""Imported relatively by pkg.train."""
+
+SCALE = 3

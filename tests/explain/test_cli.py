@@ -1,0 +1,137 @@
+"""`python -m fitlab.explain` behaves like `python` for any script: the same output and exit
+status (1 for the in-place error, 2 for another exception, SIGINT for Ctrl-C), never its own
+frames, whatever the script does to stdout, argv, cwd, threads, processes or its exceptions.
+Each case runs the real CLI in a subprocess, beside `python SCRIPT` where they compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_explain import SCRIPTS, marked
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = SCRIPTS / "cli"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+OURS = "fitlab" + os.sep + "explain"
+
+
+def cli(*args: str, cwd: Path = CLI) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fitlab.explain", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=240, check=False)
+
+
+def python(*args: str, cwd: Path = CLI) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, text=True,
+                          timeout=240, check=False)
+
+
+def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path):
+    ours, alone = cli("--report", str(tmp_path / "r.json"), str(SCRIPTS / "other_error.py")), \
+        python(str(SCRIPTS / "other_error.py"))
+    assert ours.returncode == 2
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["status"] == "other_error" and report["error"].startswith("ValueError")
+    assert f'other_error.py", line {marked("other_error.py", "raised-here")}, in check' in ours.stderr
+    assert ours.stderr.strip() == alone.stderr.strip() and OURS not in ours.stderr
+
+
+def test_argv_path_name_and_exit_code_pass_through(tmp_path):
+    out = tmp_path / "seen.json"
+    proc = cli("--report", str(tmp_path / "r.json"), str(SCRIPTS / "argv_exit.py"), str(out), "3")
+    assert proc.returncode == 3 and json.loads((tmp_path / "r.json").read_text())["exit_code"] == 3
+    seen = json.loads(out.read_text())
+    assert seen["argv"] == [str(SCRIPTS / "argv_exit.py"), str(out), "3"]
+    assert Path(seen["path0"]).resolve() == SCRIPTS.resolve()
+    assert seen["name"] == "__main__" and seen["helper"] == 42
+
+
+def test_inplace_error_prints_pythons_traceback_then_the_report():
+    ours, alone = cli(str(SCRIPTS / "exp_augassign.py")), python(str(SCRIPTS / "exp_augassign.py"))
+    assert ours.returncode == 1 and alone.returncode == 1
+    assert ours.stderr.startswith(alone.stderr.rstrip("\n"))
+    assert "[torch.FloatTensor [4]]" in ours.stderr and OURS not in ours.stderr
+
+
+@pytest.mark.parametrize("script", ["closes_stdout.py", "keyboard.py"])
+def test_same_output_and_status_as_python(script):
+    ours, alone = cli(script), python(script)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+    assert OURS not in ours.stderr
+
+
+@pytest.mark.parametrize("script", ["base_exception.py", "str_raises.py"])
+def test_a_base_exception_or_one_that_cannot_print_is_another_exception_exit_2(script):
+    ours, alone = cli(script), python(script)
+    assert (ours.returncode, alone.returncode) == (2, 1)
+    assert ours.stderr == alone.stderr and OURS not in ours.stderr
+
+
+def test_ctrl_c_ends_by_sigint_and_still_writes_an_interrupted_report(tmp_path):
+    report = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "fitlab.explain", "--report", str(report), "sleeps.py"],
+                            cwd=CLI, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGINT
+    assert json.loads(report.read_text())["status"] == "interrupted"
+    assert err.strip().splitlines()[-1] == "KeyboardInterrupt" and OURS not in err
+
+
+def test_unwritable_report_is_refused_before_the_script_runs(tmp_path):
+    marker = tmp_path / "ran"
+    proc = cli("--report", "/nonexistent/dir/r.json", "marks_and_chdir.py", str(marker), str(tmp_path))
+    assert proc.returncode == 2 and not marker.exists()
+    assert len(proc.stderr.strip().splitlines()) == 1 and "/nonexistent/dir" in proc.stderr
+
+
+def test_relative_report_is_resolved_against_the_invocation_folder(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = cli("--report", "r.json", str(CLI / "marks_and_chdir.py"), str(tmp_path / "ran"), str(elsewhere),
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "finished"
+    assert not (elsewhere / "r.json").exists()
+
+
+def test_dash_m_runs_a_module_as_python_does(tmp_path):
+    ours, alone = cli("--report", str(tmp_path / "r.json"), "-m", "pkg.train", "a", "b"), \
+        python("-m", "pkg.train", "a", "b")
+    assert ours.stdout == alone.stdout == "argv ['a', 'b'] name __main__\n"
+    assert ours.returncode == 1
+    report = json.loads((tmp_path / "r.json").read_text())
+    train = CLI / "pkg" / "train.py"
+    for key, mark in (("saved_at", "saved-here"), ("failed_at", "failed-here")):
+        assert Path(report[key][-1]["file"]) == train and report[key][-1]["line"] == marked("cli/pkg/train.py", mark)
+    assert report["writes"][0]["frames"][-1]["line"] == marked("cli/pkg/train.py", "written-here")
+
+
+def test_inplace_error_in_a_thread_is_explained(tmp_path):
+    ours, alone = cli("--report", str(tmp_path / "r.json"), "thread_error.py"), python("thread_error.py")
+    # Python prints the thread's traceback and exits 0; so does the CLI, with the report after it.
+    assert ours.returncode == alone.returncode == 0 and ours.stdout == alone.stdout == "main done\n"
+    assert ours.stderr.startswith(alone.stderr.rstrip("\n").split("RuntimeError: one of")[0])
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["status"] == "inplace_error"
+    for key, mark in (("saved_at", "saved-here"), ("failed_at", "failed-here")):
+        assert report[key][-1]["line"] == marked("cli/thread_error.py", mark)
+    assert report["writes"][0]["frames"][-1]["line"] == marked("cli/thread_error.py", "written-here")
+    assert OURS not in ours.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_ends_as_pythons_and_the_parent_reports(tmp_path):
+    ours, alone = cli("--report", str(tmp_path / "r.json"), "fork_child.py"), python("fork_child.py")
+    assert ours.returncode == alone.returncode == 0
+    assert ours.stdout == alone.stdout == "child exit 1\n"
+    # The child prints Python's traceback only (no report, no frames of ours).
+    assert ours.stderr == alone.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "finished"

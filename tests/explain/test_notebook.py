@@ -1,0 +1,81 @@
+"""fitlab.explain in a real Jupyter kernel (ipykernel driven by nbclient): `%load_ext
+fitlab.explain` and `%%explain`, and `recording()` in cells; the kernel keeps running."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CELLS = [
+    "%load_ext fitlab.explain\nimport torch\nimport fitlab.explain",
+    # Cell In[2]: dies of the error under %%explain.
+    "%%explain\nx = torch.randn(3, requires_grad=True)\ny = x.exp()\ny += 1\ny.sum().backward()",
+    # The kernel still runs; the report is in the namespace.
+    "print(_explained.status, _explained.fix.kind, [f.file for f in _explained.saved_at])",
+    # recording(): the user catches the error inside the block.
+    ("with fitlab.explain.recording() as rec:\n"
+     "    h = torch.tanh(torch.randn(4, 2, requires_grad=True))\n"
+     "    h[:, 0] = 0\n"
+     "    try:\n"
+     "        h.sum().backward()\n"
+     "    except RuntimeError:\n"
+     "        pass\n"
+     "print(rec.report.status, rec.report.fix.kind, rec.report.writes[0].frames[-1].line)"),
+    # recording() of a correct block: no report.
+    ("with fitlab.explain.recording() as ok:\n"
+     "    torch.exp(torch.randn(3, requires_grad=True)).sum().backward()\n"
+     "print('report', ok.report)"),
+    # %%explain on a cell that works: nothing extra shown.
+    "%%explain\nprint('fine', torch.ones(2).sum().item())",
+]
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
+    client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3", allow_errors=True)
+    client.execute(cwd=str(ROOT))
+    return [c.outputs for c in nb.cells]
+
+
+def text_of(outs: list) -> str:
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in outs)
+
+
+def test_explain_magic_names_the_cells_lines_and_the_fix(outputs):
+    outs = outputs[1]
+    assert [o["ename"] for o in outs if o["output_type"] == "error"] == ["RuntimeError"]
+    [shown] = [o for o in outs if o["output_type"] == "display_data"]
+    text = shown["data"]["text/plain"]
+    # Numbered as IPython's own traceback of the cell numbers them (the body after %%explain).
+    tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(next(o for o in outs if o["output_type"] == "error")["traceback"]))
+    assert "Cell In[2], line 4" in tb
+    assert "saved at   Cell In[2], line 2  y = x.exp()" in text
+    assert "written at Cell In[2], line 3  y += 1" in text
+    assert "failed at  Cell In[2], line 4  y.sum().backward()" in text
+    assert "y = y + 1" in text
+    # Only the cell's own lines: not the outer cell that called the magic, not IPython's.
+    assert "run_cell_magic" not in text and "site-packages" not in text
+    assert "<pre>" in shown["data"]["text/html"] and "y += 1" in shown["data"]["text/html"]
+
+
+def test_kernel_keeps_running_and_holds_the_report(outputs):
+    assert text_of(outputs[2]).split()[:2] == ["inplace_error", "augmented_assignment"]
+
+
+def test_recording_explains_an_error_the_block_caught(outputs):
+    assert text_of(outputs[3]).split() == ["inplace_error", "index_assignment", "3"]
+
+
+def test_recording_of_a_correct_block_is_none_and_magic_adds_nothing(outputs):
+    assert text_of(outputs[4]).strip() == "report None"
+    assert text_of(outputs[5]).strip() == "fine 2.0"
+    assert all(o["output_type"] == "stream" for o in outputs[5])

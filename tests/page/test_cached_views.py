@@ -1,0 +1,60 @@
+"""A class on one link: the run's tables and charts are built by the first
+view and reused by every later one (tools/bench_views.py prints what that
+saves), counted here call by call."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import ui.tabs.training as training
+from ui import charts
+
+APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
+QUERY = {"width": "16", "epochs": "20"}  # small enough for coloured tables: the padding is needed too
+
+
+def counted(calls: Counter, func):
+    @functools.wraps(func)  # the same name: the spec memo keys on it
+    def wrapper(*args, **kwargs):
+        calls[func.__name__] += 1
+        return func(*args, **kwargs)
+    return wrapper
+
+
+@pytest.fixture
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    charts.forget()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    charts.forget()
+
+
+def view() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in QUERY.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_views_of_one_run_build_its_tables_and_charts_once(fresh_caches, monkeypatch):
+    calls = Counter()
+    for name in ("parameter_matrix", "padding_mask", "loss_chart"):
+        monkeypatch.setattr(training, name, counted(calls, getattr(training, name)))
+    first = view()
+    built = dict(calls)
+    assert built == {"parameter_matrix": 2, "padding_mask": 2, "loss_chart": 1}  # teacher, student; one chart
+    later = [view() for _ in range(3)]
+    assert dict(calls) == built  # three more sessions: nothing built again
+    tables = [[d.value.shape for d in at.dataframe] for at in (first, *later)]
+    assert all(t == tables[0] for t in tables) and len(tables[0]) == 2

@@ -1,0 +1,79 @@
+"""The server's drawing permits (ui.state.drawing): at most DRAWING_AT_ONCE
+page runs draw at once, and a page run waiting for, or running, a heavy job
+holds none, so it never keeps a cached page from being drawn."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import streamlit as st
+
+from ui import state
+
+PATIENCE = 10
+
+
+def wait_until(condition) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, "a thread is stuck"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def fresh_resources():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resources):
+    release_slots, slots_held = threading.Event(), threading.Barrier(state.HEAVY_AT_ONCE + 1)
+
+    def hold_slot():
+        with state.job_gate().slot():
+            slots_held.wait(PATIENCE)
+            release_slots.wait(PATIENCE)
+
+    holders = [threading.Thread(target=hold_slot, daemon=True) for _ in range(state.HEAVY_AT_ONCE)]
+    for holder in holders:
+        holder.start()
+    slots_held.wait(PATIENCE)
+
+    results = []
+
+    def page_with_a_heavy_job():
+        with state.drawing():
+            results.append(state.heavy("the training", lambda: "trained", estimate=1.0))
+
+    waiting_page = threading.Thread(target=page_with_a_heavy_job, daemon=True)
+    waiting_page.start()
+    wait_until(lambda: state.job_gate().waiting == 1)
+
+    lock, inside, peak, leave = threading.Lock(), [0], [0], threading.Event()
+
+    def cached_page():
+        with state.drawing():
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            leave.wait(PATIENCE)
+            with lock:
+                inside[0] -= 1
+
+    pages = [threading.Thread(target=cached_page, daemon=True) for _ in range(state.DRAWING_AT_ONCE + 2)]
+    for page in pages:
+        page.start()
+    # Every permit is a cached page's: the page waiting for its job holds none.
+    wait_until(lambda: inside[0] == state.DRAWING_AT_ONCE)
+    time.sleep(0.1)  # the others stay out
+    assert inside[0] == state.DRAWING_AT_ONCE
+    leave.set()
+    for page in pages:
+        page.join(PATIENCE)
+    assert peak[0] == state.DRAWING_AT_ONCE and inside[0] == 0
+    release_slots.set()
+    waiting_page.join(PATIENCE)
+    assert results == ["trained"]  # its job ran, and it took a permit back to draw the rest
