@@ -6,7 +6,6 @@ import math
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -14,6 +13,13 @@ from fitlab import Config
 from fitlab.failure.blog_script import blog_script
 
 _EPOCH = re.compile(r"^epoch (\d+): train loss (\S+)$", re.MULTILINE)
+
+
+def run_python(script: str, tmp_path) -> subprocess.CompletedProcess:
+    path = tmp_path / "blog.py"
+    path.write_text(script)
+    return subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)
 
 
 FAILING = [
@@ -26,9 +32,9 @@ FAILING = [
 
 
 @pytest.mark.parametrize("overrides", FAILING, ids=str)
-def test_undetached_script_fails_as_fitlab_says(overrides, ran, trained):
+def test_undetached_script_fails_as_fitlab_says(overrides, tmp_path, trained):
     config = Config(detach=False, **overrides)
-    proc = ran(config)
+    proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 1
     expected = trained(config).error
     assert proc.stderr.rstrip("\n").splitlines()[-1] == f"{expected.type}: {expected.message}"
@@ -41,37 +47,6 @@ TRAINING = [
     dict(seed=7, shared_repeats=0, epochs=20),
     dict(seed=2, lr=0.05, in_features=4, n_samples=60, n_train=33, batch_size=8, epochs=15),
 ]
-
-
-UNTIED = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
-SCRIPTS = ([Config(detach=False, **o) for o in FAILING] + [Config(engine="autograd", **o) for o in TRAINING]
-           + [UNTIED])
-
-
-def run_python(script: str, folder) -> subprocess.CompletedProcess:
-    folder.mkdir()
-    path = folder / "blog.py"
-    path.write_text(script)
-    return subprocess.run([sys.executable, str(path)], cwd=folder, capture_output=True, text=True,
-                          timeout=300, check=False)
-
-
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory):
-    """The module's scripts (SCRIPTS), each run with `python` in a folder of
-    its own, two at a time in the background from the module's first test on.
-    Each interpreter imports torch and trains: about 3 s of one core, while
-    this process waits; started early, they run beside the tests' own
-    training. Scripts still waiting when the module's tests end are not
-    started (a run of one test waits for two at most)."""
-    folder = tmp_path_factory.mktemp("blog_scripts")
-    pool = ThreadPoolExecutor(max_workers=2)
-    started = {config: pool.submit(run_python, blog_script(config), folder / str(i))
-               for i, config in enumerate(SCRIPTS)}
-    try:
-        yield lambda config: started[config].result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def printed_losses(stdout: str) -> list:
@@ -87,9 +62,9 @@ def assert_close(ours, theirs):
 
 
 @pytest.mark.parametrize("overrides", TRAINING, ids=str)
-def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, ran, trained, blog_loop):
+def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, tmp_path, trained, blog_loop):
     config = Config(engine="autograd", **overrides)
-    proc = ran(config)
+    proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
     assert len(losses) == config.epochs
@@ -100,9 +75,9 @@ def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, ran
     assert re.search(r"^test loss \S+$", proc.stdout, re.MULTILINE)
 
 
-def test_untied_script_trains_as_fitlabs_untied_student(ran, trained):
-    config = UNTIED
-    proc = ran(config)
+def test_untied_script_trains_as_fitlabs_untied_student(tmp_path, trained):
+    config = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
+    proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
     assert_close(losses, list(trained(config).history.train_loss[1:]))
