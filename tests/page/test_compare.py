@@ -6,16 +6,10 @@ import json
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pytest
 
 from fitlab import Config, train
 from fitlab.runlog import runs_csv
-from tests.page_helpers import charts_encoding, open_page, open_tab
-
-
-@pytest.fixture
-def app():
-    return open_page()
+from tests.page.helpers import charts_encoding, open_tab
 
 
 def chart_by_colour(at, field):

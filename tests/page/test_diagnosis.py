@@ -10,8 +10,8 @@ from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from fitlab.weights import parameter_table
-from tests.page_helpers import charts_encoding, loss_charts, open_page, open_tab
-from tests.test_diagnosis import parse_dot, red
+from tests.lib.test_diagnosis import parse_dot, red
+from tests.page.helpers import charts_encoding, loss_charts, open_page, open_tab
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 
@@ -171,7 +171,7 @@ def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
 
     real = script.run_isolated
     monkeypatch.setattr(script, "run_isolated", dies)
-    page = open_page(detach="false")
+    page = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not page.exception
     assert any("could not be run in the worker process" in w.value for w in page.warning)
     monkeypatch.setattr(script, "run_isolated", real)

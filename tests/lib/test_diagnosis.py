@@ -139,7 +139,7 @@ def test_raw_saved_reads_what_saved_would_refuse():
     assert torch.equal(addmm._raw_saved_mat2.data, teacher.last.weight.t())
 
 
-# --- 3. anomaly trace (on the blog's script: tests/test_script_page.py) ---------------
+# --- 3. anomaly trace (on the blog's script: tests/page/test_script.py) ---------------
 
 def test_parse_anomaly_warning_ignores_other_warnings():
     assert parse_anomaly_warning("Anomaly Detection has been enabled.") is None

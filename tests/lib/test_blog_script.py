@@ -9,9 +9,8 @@ import sys
 
 import pytest
 
-from fitlab import Config, train
+from fitlab import Config
 from fitlab.failure.blog_script import blog_script
-from tests.reference.blog import blog_run
 
 _EPOCH = re.compile(r"^epoch (\d+): train loss (\S+)$", re.MULTILINE)
 
@@ -33,11 +32,11 @@ FAILING = [
 
 
 @pytest.mark.parametrize("overrides", FAILING, ids=str)
-def test_undetached_script_fails_as_fitlab_says(overrides, tmp_path):
+def test_undetached_script_fails_as_fitlab_says(overrides, tmp_path, trained):
     config = Config(detach=False, **overrides)
     proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 1
-    expected = train(config).error
+    expected = trained(config).error
     assert proc.stderr.rstrip("\n").splitlines()[-1] == f"{expected.type}: {expected.message}"
     assert "loss.backward()" in proc.stderr and not _EPOCH.search(proc.stdout)
 
@@ -63,26 +62,26 @@ def assert_close(ours, theirs):
 
 
 @pytest.mark.parametrize("overrides", TRAINING, ids=str)
-def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, tmp_path):
+def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, tmp_path, trained, blog_loop):
     config = Config(engine="autograd", **overrides)
     proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
     assert len(losses) == config.epochs
-    assert_close(losses, list(train(config).history.train_loss[1:]))
-    _, blog_losses, error = blog_run(**overrides)
-    assert error is None
-    assert_close(losses, blog_losses)
+    assert_close(losses, list(trained(config).history.train_loss[1:]))
+    blog = blog_loop(**overrides)
+    assert blog.error is None
+    assert_close(losses, blog.losses)
     assert re.search(r"^test loss \S+$", proc.stdout, re.MULTILINE)
 
 
-def test_untied_script_trains_as_fitlabs_untied_student(tmp_path):
+def test_untied_script_trains_as_fitlabs_untied_student(tmp_path, trained):
     config = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
     proc = run_python(blog_script(config), tmp_path)
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
-    assert_close(losses, list(train(config).history.train_loss[1:]))
-    tied = train(Config(engine="autograd", shared_repeats=3, width=4, epochs=25, lr=0.05))
+    assert_close(losses, list(trained(config).history.train_loss[1:]))
+    tied = trained(Config(engine="autograd", shared_repeats=3, width=4, epochs=25, lr=0.05))
     assert losses[-1] != pytest.approx(tied.history.train_loss.iloc[-1], rel=1e-6)
 
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fitlab import Config, train
-from tests.reference.blog import blog_run, blog_script
+from tests.reference.blog import blog_run
 
 CONFIGS = [
     dict(),
@@ -31,19 +31,20 @@ def assert_close(ours, theirs):
 
 @pytest.mark.parametrize("engine", ["autograd", "fast"])
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
-def test_history_matches_blog_loop(overrides, engine):
+def test_history_matches_blog_loop(overrides, engine, trained, blog_loop):
     config = Config(**overrides, engine=engine)
-    run = train(config)
-    teacher, blog_losses, blog_error = blog_run(**overrides)
+    run = trained(config)
+    blog = blog_loop(**overrides)
+    blog_losses, blog_error = blog.losses, blog.error
     assert blog_error is None and run.error is None
     assert list(run.history.epoch) == list(range(config.epochs + 1))
     assert_close(list(run.history.train_loss[1:]), blog_losses)
 
 
 @pytest.mark.parametrize("overrides", CONFIGS[:5], ids=str)
-def test_teacher_table_equals_blog_net_before_reinit(overrides):
-    run = train(Config(**overrides))
-    teacher, _, _ = blog_run(**{**overrides, "epochs": 1})
+def test_teacher_table_equals_blog_net_before_reinit(overrides, trained, blog_loop):
+    run = trained(Config(**overrides))
+    teacher = blog_loop(**{**overrides, "epochs": 1}).teacher
     ours = run.teacher_params
     # The blog's Sequential names parameters by index; ours list the same
     # tensors in the same order under readable names.
@@ -103,11 +104,11 @@ def blog_settings(config: Config) -> dict:
     return {k: v for k, v in config.as_dict().items() if k not in ("tied", "engine")}
 
 
-def assert_bit_identical(config: Config):
+def assert_bit_identical(config: Config, trained, blog_loop):
     """The autograd engine computes the blog's script's very bits: every
     epoch's train loss, every final parameter, the printed test figure."""
-    run = train(config)
-    blog = blog_script(**blog_settings(config))
+    run = trained(config)
+    blog = blog_loop(**blog_settings(config))
     assert run.engine == "autograd" and blog.error is None and run.error is None
     assert np.array_equal(run.history.train_loss[1:].to_numpy(), np.array(blog.losses), equal_nan=True)
     ours = run.student_params.value.to_numpy().astype(np.float32)
@@ -117,8 +118,8 @@ def assert_bit_identical(config: Config):
 
 
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
-def test_autograd_engine_is_bit_identical_to_the_blogs_dataloader_loop(overrides):
-    assert_bit_identical(Config(**overrides, engine="autograd"))
+def test_autograd_engine_is_bit_identical_to_the_blogs_dataloader_loop(overrides, trained, blog_loop):
+    assert_bit_identical(Config(**overrides, engine="autograd"), trained, blog_loop)
 
 
 # Drawn configs, derandomized so every machine checks the same ones.
@@ -126,7 +127,8 @@ def test_autograd_engine_is_bit_identical_to_the_blogs_dataloader_loop(overrides
 @given(seed=st.integers(0, 2**32 - 1), width=st.integers(1, 24), repeats=st.integers(0, 4),
        lr=st.sampled_from([0.001, 0.01, 0.05, 0.2, 2.0]), n_train=st.integers(1, 60),
        batch=st.integers(1, 16), in_features=st.integers(1, 12), epochs=st.integers(1, 12))
-def test_bit_identity_over_drawn_configs_and_seeds(seed, width, repeats, lr, n_train, batch, in_features, epochs):
+def test_bit_identity_over_drawn_configs_and_seeds(seed, width, repeats, lr, n_train, batch, in_features, epochs,
+                                                   trained, blog_loop):
     assert_bit_identical(Config(seed=seed, width=width, shared_repeats=repeats, lr=lr, n_train=n_train,
                                 batch_size=min(batch, n_train), in_features=in_features,
-                                n_samples=n_train + 30, epochs=epochs, engine="autograd"))
+                                n_samples=n_train + 30, epochs=epochs, engine="autograd"), trained, blog_loop)

@@ -128,11 +128,6 @@ def test_the_estimate_grows_with_epochs_batches_and_width(engine):
 
 # ---- divergence -------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def diverged():
-    return train(Config(lr=5, shared_repeats=8))
-
-
 def test_a_diverging_run_is_a_result(diverged):
     history = diverged.history
     assert diverged.error is None

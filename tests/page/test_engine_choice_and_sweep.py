@@ -1,42 +1,27 @@
 """The page's engine choice and Sweep section, through AppTest."""
 
 import json
-from pathlib import Path
-
-import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
-from tests.page_helpers import open_tab
-
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
-
-
-@pytest.fixture
-def app():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    return at
+from tests.page.helpers import open_tab
 
 
 def captions(at):
     return " ".join(c.value for c in at.caption)
 
 
-def test_page_says_which_engine_ran_and_offers_the_other(app):
+def test_page_says_which_engine_ran_and_offers_the_other(app, trained):
     assert app.radio(key="engine").value == "fast"
     assert "Trained by the **fast** engine" in captions(app)
     app.radio(key="engine").set_value("autograd").run()
     assert not app.exception
     assert "Trained by the **autograd** engine" in captions(app)
-    run = train(Config(engine="autograd"))
+    run = trained(Config(engine="autograd"))
     assert app.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 
 def test_undetached_labels_run_autograd_whatever_the_engine(app):
+    app.slider(key="epochs").set_value(3)  # the lesson's fix gallery trains its fixes for as many
     app.checkbox(key="detach").uncheck().run()
     assert app.radio(key="engine").value == "fast"
     assert "is at version 2; expected version 1" in app.error[0].value

@@ -44,9 +44,9 @@ def assert_same_run(fast, autograd):
 
 @pytest.mark.parametrize("overrides", CONFIGS,
                          ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
-def test_fast_engine_equals_autograd(overrides):
+def test_fast_engine_equals_autograd(overrides, trained):
     config = Config(**overrides)
-    assert_same_run(train(config), train(replace(config, engine="autograd")))
+    assert_same_run(trained(config), trained(replace(config, engine="autograd")))
 
 
 # Derandomized: the same drawn configs on every machine. Both engines round
@@ -88,9 +88,9 @@ def test_engine_is_validated(engine):
 
 @pytest.mark.parametrize("overrides", [dict(), dict(tied=False, shared_repeats=3, width=4),
                                        dict(shared_repeats=0, batch_size=7, epochs=40)], ids=str)
-def test_engines_agree_on_the_student_versus_teacher_records(overrides):
-    fast = train(Config(engine="fast", **overrides))
-    slow = train(Config(engine="autograd", **overrides))
+def test_engines_agree_on_the_student_versus_teacher_records(overrides, trained):
+    fast = trained(Config(engine="fast", **overrides))
+    slow = trained(Config(engine="autograd", **overrides))
     for field in ("distances", "test_predictions", "loss_slices"):
         a, b = getattr(fast, field), getattr(slow, field)
         assert list(a.columns) == list(b.columns) and len(a) == len(b) > 0

@@ -4,8 +4,8 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.weights import parameter_matrix
-from tests.page_helpers import loss_charts
-from tests.page_helpers import open_page as open_link
+from tests.page.helpers import loss_charts
+from tests.page.helpers import open_page as open_link
 from ui.share import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines, url_problems
 from ui.words import FIELD_LABELS
 
@@ -36,7 +36,8 @@ def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
 
 
 def test_a_link_with_detach_off_opens_the_lesson():
-    at = open_link(detach="false", width="7")
+    # 3 epochs: the lesson's fix gallery trains its fixes for as many.
+    at = open_link(detach="false", width="7", epochs="3")
     assert not at.exception
     assert "[torch.FloatTensor [7, 1]]" in at.error[0].value
 

@@ -4,7 +4,7 @@ moves it: tests/e2e)."""
 import json
 
 from fitlab import Config, train
-from tests.page_helpers import open_page
+from tests.page.helpers import open_page
 
 
 def watch_elements(at):
@@ -33,14 +33,14 @@ def test_the_training_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
 
 
 def test_the_lesson_has_no_scrubbed_view():
-    at = open_page(detach="false")
+    at = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not at.exception
     assert watch_charts(at) == []
     assert not [h for h in at.get("html") if "fitlab-player" in h.proto.body]
 
 
 def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
-    from tests.page_helpers import open_tab
+    from tests.page.helpers import open_tab
 
     at = open_page()
     assert len(watch_charts(at)) == 6

@@ -7,12 +7,7 @@ import pytest
 import fitlab
 from fitlab import Config, train
 from fitlab.weights import parameter_matrix
-from tests.page_helpers import loss_charts, open_page
-
-
-@pytest.fixture
-def app():
-    return open_page()
+from tests.page.helpers import loss_charts
 
 
 @pytest.fixture
@@ -63,6 +58,7 @@ def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
 
 
 def test_error_follows_the_width(app):
+    app.slider(key="epochs").set_value(3)  # the lesson's fix gallery trains its fixes for as many
     app.select_slider(key="width").set_value(7)
     app.checkbox(key="detach").uncheck().run()
     assert "[torch.FloatTensor [7, 1]]" in app.error[0].value

@@ -2,7 +2,6 @@
 chart's rules, the history CSV; and the diverged run's chart and tables."""
 
 import io
-import json
 import math
 
 import numpy as np
@@ -14,7 +13,6 @@ from torch import nn
 from fitlab import Config, train
 from fitlab.charts import constant_rules, loss_chart
 from fitlab.tables import history_csv, history_file_name
-from tests.page_helpers import loss_charts, open_page, shown_values
 from ui.tabs.training import blog_figure_note, fit_note
 
 BETTER = dict(shared_repeats=0, lr=0.1, epochs=500)  # a student that beats the constant
@@ -34,9 +32,9 @@ def torch_baseline(run):
                 test_r2=1 - last.test_loss / y[n:].var(unbiased=False).item())
 
 
-@pytest.fixture(scope="module")
-def default_run():
-    return train(Config())
+@pytest.fixture
+def default_run(trained):
+    return trained(Config())
 
 
 @pytest.mark.parametrize("overrides", [{}, dict(width=7, lr=0.05), BETTER, dict(seed=3, n_train=20)])
@@ -107,14 +105,6 @@ def test_the_history_csv_explains_itself_and_reads_back(default_run):
 
 # ---- the diverged run ---------------------------------------------------------
 
-DIVERGED = dict(width=16, lr=2)
-
-
-@pytest.fixture(scope="module")
-def diverged():
-    return train(Config(**DIVERGED))
-
-
 def test_the_diverged_chart_shows_epoch_0_and_marks_the_divergence(diverged):
     assert diverged.diverged_at == 1
     spec = loss_chart(diverged.history, True, diverged.baseline, diverged.diverged_at).to_dict()
@@ -128,30 +118,6 @@ def test_the_diverged_chart_shows_epoch_0_and_marks_the_divergence(diverged):
              and layer["mark"]["type"] in ("rule", "text")]
     assert {spec["datasets"][m["data"]["name"]][0]["epoch"] for m in marks} == {1}
     assert fit_note(diverged) is None and blog_figure_note(diverged) is None
-
-
-def test_the_diverged_page_shows_nan_and_no_caption_that_cannot_apply():
-    at = open_page(**{k: str(v) for k, v in DIVERGED.items()})
-    assert not at.exception
-    assert any("diverged at epoch 1" in w.value for w in at.warning)
-    assert not any("per-batch means" in c.value for c in at.caption)
-    assert not any("worse than a constant" in i.value for i in at.info)
-    student = shown_values(at.dataframe[1])
-    cells = set(student.to_numpy().ravel())
-    assert "nan" in cells and "None" not in cells
-    # Padding past the first layer's 10 inputs (width 16) is blank, not "nan".
-    assert set(student.loc["first, unit 0", [f"in {c}" for c in range(10, 16)]]) == {""}
-    assert [m.value for m in at.metric] == ["nan", "nan", "n/a", "n/a"]
-    spec = json.loads(loss_charts(at)[0].proto.spec)
-    assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0, 1]
-
-
-def test_the_default_page_shows_r_squared_and_the_warning(default_run):
-    at = open_page()
-    assert not at.exception
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Test R²"] == f"{default_run.baseline.r_squared(default_run.history.test_loss.iloc[-1], 'test'):.2f}"
-    assert any("worse than a constant" in i.value for i in at.info)
 
 
 def test_the_advice_follows_what_the_student_failed_at():

@@ -11,7 +11,7 @@ from fitlab import Config
 from fitlab.failure.fixes import VARIANTS, run_variant
 from tools import figures as figures_tool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def read(document):

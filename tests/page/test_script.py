@@ -15,7 +15,7 @@ from fitlab.explain import decode
 from fitlab.explain.decode import MAX_CHARS
 from fitlab.failure.blog_script import blog_script
 from fitlab.failure.explained import SCRIPT_NAME, explained_blog
-from tests.page_helpers import open_page
+from tests.page.helpers import open_page
 
 SCRIPT_HEAD = "# The blog's script"
 LINES = {  # role: (the code the report must point at, the script's line that called it)

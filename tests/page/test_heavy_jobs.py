@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.state
-from tests.page_helpers import APP, loss_charts
+from tests.page.helpers import APP, loss_charts
 
 PATIENCE = 60
 
