@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.tabs.training as training
+from tests.page.helpers import APP
 from ui import charts
 
-APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 QUERY = {"width": "16", "epochs": "20"}  # small enough for coloured tables: the padding is needed too
 
 

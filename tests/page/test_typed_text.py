@@ -3,25 +3,14 @@ explains why it cannot use it, and a whole pasted log is searched."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from fitlab import Config, train
 from fitlab.explain.decode import MAX_CHARS
+from tests.page.helpers import open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 MARKUP = ("0.01, ![i](http://127.0.0.1:9/i.png) **bold** [link](http://127.0.0.1:9/) "
           "<img src=http://127.0.0.1:9/j.png> :red[x]")
-
-
-def fresh_page() -> AppTest:
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    return at
 
 
 def rendered_as_markdown(at: AppTest) -> str:
@@ -31,7 +20,7 @@ def rendered_as_markdown(at: AppTest) -> str:
 
 
 def test_markup_typed_in_a_sweep_box_is_shown_as_text():
-    at = fresh_page()
+    at = open_page(timeout=120)
     at.session_state["view"] = "Sweep"
     at.run()
     at.text_input(key="sweep_lr").set_value(MARKUP)
@@ -55,7 +44,7 @@ def test_a_long_pasted_log_is_searched_for_the_message():
     noise = "INFO step 12 loss 0.318 lr 0.01 " * 20 + "\n"
     log = noise * (MAX_CHARS // len(noise) * 9 // 10) + f"RuntimeError: {message}\n" + noise * 50
     assert 0.9 * MAX_CHARS < len(log) < MAX_CHARS
-    at = fresh_page()
+    at = open_page(timeout=120)
     _decode(at, log)
     assert not at.exception and not at.warning
     assert "`is at version 2; expected version 1`" in rendered_as_markdown(at)
@@ -64,7 +53,7 @@ def test_a_long_pasted_log_is_searched_for_the_message():
 def test_a_paste_longer_than_the_box_reads_says_so():
     message = train(Config(detach=False)).error.message
     noise = "x" * 99 + "\n"
-    at = fresh_page()
+    at = open_page(timeout=120)
     box = at.text_area(key="decode_message")
     # A browser cuts a paste at the box's max_chars; what it sends is this:
     assert box.proto.max_chars == MAX_CHARS + 1

@@ -11,8 +11,8 @@ import textwrap
 
 import torch
 
-from tests.page_helpers import open_page
-from tests.test_script_page import decode_page, page_words
+from tests.page.helpers import open_page
+from tests.page.test_script import decode_page, page_words
 
 FREED = textwrap.dedent("""\
     import torch
