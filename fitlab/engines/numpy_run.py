@@ -196,10 +196,10 @@ def blog_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Con
     per-batch mean losses over the test rows computed here."""
     with one_blas_thread():
         diff = net.evaluate(inputs[config.n_train:]) - labels[config.n_train:]
-    squares = (diff * diff)[:, 0]
     starts = np.arange(0, config.n_test, config.batch_size)
     sizes = np.diff(np.append(starts, config.n_test)).astype(np.float32)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # a diverged net's outputs overflow: inf, as torch gives
+        squares = (diff * diff)[:, 0]
         return blog_test_figure(np.add.reduceat(squares, starts) / sizes, config.n_test)
 
 
