@@ -9,6 +9,7 @@ bounded, and a clean server log."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -23,6 +24,13 @@ HEAVY, LESSONS = 40, 10
 MEMORY_CAP_MIB = 1536
 
 
+def run_apart(coroutine):
+    """asyncio.run in a thread of its own: the browser tests' Playwright keeps
+    an event loop running in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 @pytest.fixture(scope="module")
 def crowd(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("load") / "server.log"
@@ -33,9 +41,9 @@ def crowd(tmp_path_factory):
         try:
             wait_healthy(url, server)
             first = Heard("")  # the default page, trained by the warm-up: cached from now on
-            asyncio.run(asyncio.wait_for(
+            run_apart(asyncio.wait_for(
                 session(url.replace("http://", "ws://") + "/_stcore/stream", "", first, until="chart"), 60))
-            figures = asyncio.run(class_at_once(url, server.pid, HEAVY, LESSONS))
+            figures = run_apart(class_at_once(url, server.pid, HEAVY, LESSONS))
         finally:
             server.terminate()
             try:

@@ -20,6 +20,7 @@ from ui.tabs.failure.gallery import FREED_GRAPH, verdict_text
 from ui.tabs.failure.views import ledger_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import divergence_note, fit_note
+from ui.tabs.watch import recording_note as watch_recording_note
 from ui.tabs.watch import watch_note
 
 CONFIGS = st.builds(
@@ -82,7 +83,8 @@ def test_every_run_note_says_what_the_numbers_say(config):
     matched = run.distances.dropna(subset=["matched"]).epoch.nunique()
     assert f"matched at {matched} of them" in recording_note(run.distances, config.epochs)
     every = len(run.frames.epochs) == config.epochs + 1
-    assert ("recorded at every epoch" in watch_note(run)) == every
+    assert ("recorded at every epoch" in watch_recording_note(run)) == every
+    assert ("diverged" in watch_note(run)) == (facts.diverged_at is not None)
 
 
 @pytest.mark.parametrize("overrides", [dict(lr=1.0), dict(width=1), dict(shared_repeats=8)])
