@@ -8,7 +8,7 @@ tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch
 "bare modes" is the same run under a dispatch and a function mode that only pass each call
 on: the floor of the recorder's design, whatever it records.
 
-    python tools/bench_explain.py [--rounds 9] [--threads 1]
+    python -m tools.bench_explain [--rounds 9] [--threads 1]
 
 One intra-op thread by default: on a shared 2-core machine, two OpenMP threads make
 the plain run's own time swing by an order of magnitude, which no ratio survives.
@@ -17,17 +17,14 @@ the plain run's own time swing by an order of magnitude, which no ratio survives
 import argparse
 import contextlib
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fitlab.explain import Recorder  # the checkout's package, imported after the path is set
+from fitlab.explain import Recorder
 
 
 def conv_net():
