@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab.explain import Decoded, decode
-from fitlab.explain.decode import MAX_CHARS, mentions_freed_graph, own_line
+from fitlab.explain.decode import MAX_CHARS, freed_graph, own_line
 
 KEY = "decode_message"
 
@@ -172,7 +172,7 @@ def decoded_answer(message: str) -> None:
         st.code(f"{own.file}:{own.line}  {own.code}".rstrip(), language="text", wrap_lines=True)
     decoded = decode(message)
     if decoded is None:
-        if mentions_freed_graph(message):
+        if freed_graph(message):
             st.info(FREED_GRAPH)
         elif not too_long:
             st.info(NOT_THIS_ERROR)

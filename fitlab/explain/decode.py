@@ -147,12 +147,11 @@ def decode(message: str) -> Decoded | None:
         producer_name=producer_name, hint_call=call["call"] if call else None)
 
 
-def freed_graph(message: str) -> bool:
-    """Whether `message` is torch's other backward error: a backward through a
-    graph that an earlier backward freed ("Trying to backward through the graph
-    a second time")."""
-    return isinstance(message, str) and message.startswith(_FREED)
-
+def freed_graph(text: str) -> bool:
+    """Whether `text` (torch's message, or a pasted traceback ending in one)
+    holds torch's other backward error: a backward through a graph that an
+    earlier backward freed ("Trying to backward through the graph a second time")."""
+    return isinstance(text, str) and _FREED in text[:MAX_CHARS]
 
 
 # --- The rest of a pasted traceback -----------------------------------------
@@ -177,12 +176,6 @@ class PastedLine:
     line: int
     function: str
     code: str
-
-
-def mentions_freed_graph(text: str) -> bool:
-    """Whether pasted `text` (a message, or a traceback ending in one) holds
-    torch's freed-graph error anywhere, as freed_graph tells of a message."""
-    return isinstance(text, str) and _FREED in text[:MAX_CHARS]
 
 
 def pasted_lines(text: str) -> tuple[PastedLine, ...]:

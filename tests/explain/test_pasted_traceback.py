@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 from fitlab.explain import decode
-from fitlab.explain.decode import mentions_freed_graph, own_line, pasted_lines
+from fitlab.explain.decode import freed_graph, own_line, pasted_lines
 
 SECOND_BACKWARD = textwrap.dedent("""\
     import torch
@@ -57,8 +57,8 @@ def test_the_innermost_own_frame_is_named_inside_a_function(tmp_path):
 
 def test_second_backward_is_recognised_and_is_not_the_inplace_error(tmp_path):
     text = traceback_of(tmp_path, SECOND_BACKWARD)
-    assert mentions_freed_graph(text) and decode(text) is None
-    assert not mentions_freed_graph(traceback_of(tmp_path, INPLACE_IN_A_FUNCTION))
+    assert freed_graph(text) and decode(text) is None
+    assert not freed_graph(traceback_of(tmp_path, INPLACE_IN_A_FUNCTION))
 
 
 def test_a_notebook_cell_and_ipythons_file_lines_are_read():
