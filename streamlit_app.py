@@ -1,6 +1,8 @@
 """fitlab: watch a teacher–student fit with a tied layer train, and see why
 PyTorch's in-place error happens. Widgets in, pictures out."""
 
+import time
+
 import streamlit as st
 
 if __name__ != "__main__":
@@ -16,7 +18,7 @@ else:
     from ui.share import warn_about_url
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
-    from ui.tabs.compare import compare_section, remember
+    from ui.tabs.compare import compare_section, remember, remembered_run_shown
     from ui.tabs.failure import error_panel, failure_diagnosis
     from ui.tabs.gradients import tied_gradient_section
     from ui.tabs.student import student_section
@@ -25,6 +27,7 @@ else:
     from ui.warmup import page_ran
     from ui.words import intro_html
 
+    started = time.monotonic()  # when the person's change reached the page
     with drawing():  # a few page runs draw at once, server-wide (ui/state.py)
         st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
         narrow_screen_style()
@@ -43,7 +46,7 @@ else:
                 refusal_section()
         else:
             run = run_with_progress(config)
-            remember(run)
+            remember(run, started)
             if run.error is not None:
                 error_panel(run)  # the lesson comes first, torch's own words
                 inside, compare = st.tabs(["Inside the failure", "Compare runs"],
@@ -73,4 +76,6 @@ else:
         with compare:
             compare_section(shown=compare.open)
         warn_about_url(url_note)  # last: every widget has read the URL by now
+        if config is not None:
+            remembered_run_shown()
         page_ran()

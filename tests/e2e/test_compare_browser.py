@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config, train
+from fitlab.runlog import describe_changes
 
 from .browsing import expect, open_page, rerun_after
 from .test_screens import make_runs
@@ -34,11 +35,11 @@ def test_each_run_its_own_colour_a_sortable_table_and_a_dropped_run_named(page, 
     assert headers == ["run", "final train MSE", "final test MSE", "train R²", "test R²"]
     rows = grid.locator("tbody tr").evaluate_all(
         "(rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent))")
-    widths = [*range(6, 17), 24]                          # the width slider's stops after 5
     assert len(rows) == 12
-    for row, width in zip(rows, widths):
-        assert f"width={width}" in row[0]
-        final = train(Config(width=width)).history.iloc[-1]
+    for number, row in enumerate(rows, start=2):        # #2 … #13: width, then the layer's uses, in turn
+        config = Config(width=5 + number // 2, shared_repeats=2 + (number - 1) // 2)
+        assert row[0] == f"#{number} {describe_changes(config)}"
+        final = train(config).history.iloc[-1]
         assert float(row[2]) == pytest.approx(final.test_loss, rel=1e-3)
         assert float(row[1]) == pytest.approx(final.train_loss, rel=1e-3)
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from ui.words import WIDGET_LABELS
+
 from .browsing import browser_page, expect, open_page, rerun_after
 
 # The drawn size of the plot itself (its y grid), and the legend's entries,
@@ -24,9 +26,14 @@ _OVERLAY_SIZES = """(panel) => {
 
 
 def make_runs(page, count: int) -> None:
-    """`count` more runs in this session, one width step each."""
-    thumb = page.get_by_role("slider", name="Hidden width")
-    for _ in range(count):
+    """`count` more runs in this session: a width step, then a step of the
+    shared layer's uses, and so on. Each is a run of its own in the log,
+    however quickly they follow: only a setting stepped again at once passes
+    through a run (tests/lib/test_run_log_steps.py)."""
+    width = page.get_by_role("slider", name="Hidden width")
+    uses = page.get_by_role("slider", name=WIDGET_LABELS["shared_repeats"])
+    for i in range(count):
+        thumb = uses if i % 2 else width
         rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))
 
 

@@ -8,7 +8,7 @@ import fitlab
 from fitlab.charts import overlay_chart
 from fitlab.config import Config
 from fitlab.run import Run
-from fitlab.runlog import RunLog, final_scores, parameters_csv, runs_csv
+from fitlab.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.state import TabKeys, run_cache
 
@@ -18,21 +18,28 @@ PINNED = KEYS("pinned")
 
 
 def run_log() -> RunLog:
-    """This session's run log, made on first use."""
-    return st.session_state.setdefault("run_log", RunLog())
+    """This session's run log, made on first use; a slider's steps passed
+    through with the arrow keys are not kept, only where it stopped."""
+    return st.session_state.setdefault("run_log", RunLog(settle=STEP_SETTLE))
 
 
-def remember(run: Run) -> None:
-    """Log `run`; a run made for the first time joins the overlay."""
+def remember(run: Run, started: float) -> None:
+    """Log `run`, asked for at `started` (time.monotonic(), the page run's
+    start); a run made for the first time joins the overlay."""
     log = run_log()
     known = {r.label for r in log.runs}
-    entry = log.add(run)
+    entry = log.add(run, now=started)
     kept = {r.label for r in log.runs}
     picked = [label for label in st.session_state.get(PICKED, []) if label in kept]
     if entry.label not in known:
         picked.append(entry.label)
     st.session_state[PICKED] = picked
     st.session_state[PINNED] = [r.label for r in log.runs if r.number in log.pinned]
+
+
+def remembered_run_shown() -> None:
+    """The page has drawn the remembered run whole: from now the person is looking at it."""
+    run_log().shown()
 
 
 def _pin() -> None:
@@ -58,7 +65,8 @@ def compare_section(shown: bool = True) -> None:
     st.header("Compare runs")
     st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
                "past that the oldest unpinned run goes first), named by the settings that "
-               "differ from the defaults. They come from the training cache: nothing trains again.")
+               "differ from the defaults. They come from the training cache: nothing trains again. "
+               "A slider stepped with the arrow keys logs where it stopped, not each step on the way.")
     if log.dropped:
         st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
                    f"{log.limit} runs; pin a run to keep it.")
