@@ -5,8 +5,9 @@ and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps), a small t
 encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and the blog's
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
 50 rows, 10 epochs = 100 steps). Budgets: 1.3x on the realistic loops, 3x on the tiny net.
-"bare modes" is the same run under a dispatch and a function mode that only pass each call
-on: the floor of the recorder's design, whatever it records.
+"bare" is the same run under the recorder's machinery doing nothing: a function mode that
+only passes each call on, and the write kernels (fitlab.explain.writes) reporting to a
+recorder that keeps nothing: the floor of the recorder's design, whatever it records.
 
     python -m tools.bench_explain [--rounds 9] [--threads 1]
 
@@ -22,9 +23,8 @@ import time
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from fitlab.explain import Recorder
+from fitlab.explain import Recorder, writes
 
 
 def conv_net():
@@ -78,13 +78,9 @@ def blog_net():
     return run
 
 
-class _BareDispatch(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False  # as the recorder's own dispatch mode
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+class _KeepsNothing:
+    def _record_write(self, name, inplace, tensors) -> None:
+        pass
 
 
 class _BareFunction(TorchFunctionMode):
@@ -93,10 +89,15 @@ class _BareFunction(TorchFunctionMode):
 
 
 @contextlib.contextmanager
-def bare_modes():
-    """The recorder's two kinds of mode doing nothing: the floor of its design's cost."""
-    with _BareFunction(), _BareDispatch():
-        yield
+def bare():
+    """The recorder's function mode and write kernels doing nothing: the floor of its design's cost."""
+    nothing = _KeepsNothing()
+    writes.start(nothing)
+    try:
+        with _BareFunction():
+            yield
+    finally:
+        writes.stop(nothing)
 
 
 def timed(run, context) -> float:
@@ -117,20 +118,32 @@ def main() -> None:
     rounds = ns.rounds
     torch.set_num_threads(ns.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} interleaved rounds")
+    start = time.perf_counter()
+    writes.written_ops()
+    scanned = time.perf_counter()
+    writes.register()
+    registered = time.perf_counter()
+    writes.release()
+    print(f"write kernels: {len(writes.written_ops())} ops, schemas scanned in {(scanned - start) * 1e3:.0f} ms "
+          f"(once per process), registered in {(registered - scanned) * 1e3:.0f} ms and released in "
+          f"{(time.perf_counter() - registered) * 1e3:.0f} ms (on a recording's start after "
+          f"{writes.IDLE_SECONDS:g} s without one, and after it)")
     workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
                  ("blog tiny net, 100 steps", blog_net)]
     for name, make in workloads:
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)
-        plain, bare, recorded = [], [], []
+        plain, floor, recorded = [], [], []
         for _ in range(rounds):
+            writes.release()  # the plain run under torch's own kernels
             plain.append(timed(run, None))
-            bare.append(timed(run, bare_modes))
+            writes.register()  # once per process in a long recording: timed apart, below
+            floor.append(timed(run, bare))
             recorded.append(timed(run, Recorder))
-        p, b, r = (statistics.median(x) for x in (plain, bare, recorded))
+        p, b, r = (statistics.median(x) for x in (plain, floor, recorded))
         print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
-              f"   (bare modes {b / p:4.2f}x)")
+              f"   (bare {b / p:4.2f}x)")
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ def _exec(code, module: types.ModuleType, rec: Recorder) -> None:
 
 
 # Frames outside _exec's are the runner's (and a console script's), never the program's.
-stacks.BOUNDARIES.add(_exec.__code__)
+stacks.add_boundary(_exec.__code__)
 
 
 def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:

@@ -21,9 +21,15 @@ import torch
 # Deep recursion in a user's model must not make every recorded op pay for it;
 # deep enough for a Lightning training_step called from its trainer.
 MAX_DEPTH = 96
-# Code objects that run the user's program (the runner's exec): frames outside
+# Code objects that run the user's program (the runner's exec), by id (a code object's
+# hash walks its contents: a microsecond each, on every frame captured): frames outside
 # them (the runner, runpy, a console-script wrapper) are not the program's.
-BOUNDARIES: set = set()
+_BOUNDARIES: dict = {}
+
+
+def add_boundary(code) -> None:
+    """Stop captured stacks at frames running `code` (kept alive here, so its id stays its own)."""
+    _BOUNDARIES[id(code)] = code
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def capture(skip: int = 1) -> tuple:
     out = []
     while f is not None and len(out) < MAX_DEPTH:
         code = f.f_code
-        if code in BOUNDARIES:
+        if id(code) in _BOUNDARIES:
             break
         out.append((code, f.f_lasti))
         f = f.f_back

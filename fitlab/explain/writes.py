@@ -1,0 +1,169 @@
+"""Seeing every in-place write while running no Python for the ops that write nothing.
+
+Each aten op whose schema marks an argument written (`alias_info.is_write`: `add_`, `copy_`,
+out= forms, `_foreach_*_`, batch norm's running stats) gets a Python kernel at torch's
+ADInplaceOrView key, where torch bumps the version counters of in-place and out= ops. The
+kernel reports the write to every active recorder, runs the op below that key, and bumps
+the versions as torch's own kernel did. Ops that write nothing never reach Python, and
+neither do the ops an op runs inside itself (torch excludes the key below autograd), so a
+write is seen once, as the program or the autograd engine asked for it. Composite ops
+(`clip_`, `dropout_`) are left to the ops they decompose into.
+
+Kernels are process-wide: every thread's writes are seen while a recorder is active.
+Registering them costs tens of milliseconds, so they are registered on first use and kept
+while recorders come and go; `IDLE_SECONDS` after the last one ends, torch's own kernels
+are restored (a notebook keeps nothing of fitlab's between recordings). Meanwhile, and in
+a forked child (which records nothing), they only pass each write on.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import torch
+from torch.autograd.graph import increment_version
+
+IDLE_SECONDS = 1.0
+# How a kernel bumps the written tensors' versions, as torch's path without it does:
+# ALWAYS for an op torch bumps at this key, IF_UNCHANGED for an in-place op whose own
+# kernel may bump (a _foreach_ op: per tensor on CPU, inside its kernel elsewhere),
+# NEVER for an op that writes a buffer on the side (batch norm's running stats).
+ALWAYS, IF_UNCHANGED, NEVER = range(3)
+
+# The recorders now recording, in the order they started.
+ACTIVE: list = []
+_LOCK = threading.RLock()
+_OPS: list = []
+_library = None
+_release_timer = None
+
+
+def _written(schema) -> tuple:
+    return tuple((i, a.name) for i, a in enumerate(schema.arguments)
+                 if a.alias_info is not None and a.alias_info.is_write)
+
+
+def written_ops() -> list:
+    """(name, op overload, written (index, name) pairs, in-place or out=, bump) of every
+    aten op that writes an argument and is not a composite of other ops; cached."""
+    if _OPS:
+        return _OPS
+    names = set(torch._C._dispatch_get_all_op_names())
+    bumped = set(torch._C._dispatch_get_registrations_for_dispatch_key("ADInplaceOrView"))
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
+            continue
+        written = _written(schema)
+        name = schema.name + ("." + schema.overload_name if schema.overload_name else "")
+        if (not written or name not in names
+                or torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")):
+            continue
+        packet = getattr(torch.ops.aten, schema.name[len("aten::"):])
+        op = getattr(packet, schema.overload_name or "default")
+        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
+        bump = ALWAYS if name in bumped else IF_UNCHANGED if inplace else NEVER
+        _OPS.append((schema.name, op, written, inplace, bump))
+    return _OPS
+
+
+def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
+    below, call = torch._C._AutoDispatchBelowADInplaceOrView, op._op
+
+    def kernel(*args, **kwargs):
+        tensors = []
+        for i, arg in written:
+            value = args[i] if i < len(args) else kwargs.get(arg)
+            if isinstance(value, torch.Tensor):
+                tensors.append(value)
+            elif isinstance(value, (list, tuple)):
+                tensors.extend(t for t in value if isinstance(t, torch.Tensor))
+        for rec in ACTIVE:
+            rec._record_write(name, inplace, tensors)
+        if bump == IF_UNCHANGED:
+            versions = [t._version for t in tensors]
+        with below():
+            out = call(*args, **kwargs)
+        if bump == ALWAYS:
+            increment_version(tensors)
+        elif bump == IF_UNCHANGED:
+            increment_version([t for t, v in zip(tensors, versions) if t._version == v])
+        return out
+    return kernel
+
+
+def _registered_now() -> None:
+    """Cancel a pending release; register the kernels if they are not (under _LOCK)."""
+    global _library, _release_timer
+    if _release_timer is not None:
+        _release_timer.cancel()
+        _release_timer = None
+    if _library is None:
+        library = torch.library.Library("aten", "IMPL")
+        with warnings.catch_warnings():
+            # "Overriding a previously registered kernel": torch's, restored by _destroy.
+            warnings.simplefilter("ignore")
+            for name, op, written, inplace, bump in written_ops():
+                library.impl(op, _kernel(name, op, written, inplace, bump), "ADInplaceOrView")
+        _library = library
+
+
+def _release_later() -> None:
+    global _release_timer
+    _release_timer = threading.Timer(IDLE_SECONDS, release)
+    _release_timer.daemon = True
+    _release_timer.start()
+
+
+def register() -> None:
+    """Register the kernels now (`start` does when they are not); unless a recorder starts,
+    they are released after IDLE_SECONDS."""
+    with _LOCK:
+        _registered_now()
+        if not ACTIVE:
+            _release_later()
+
+
+def start(recorder) -> None:
+    """Report every write, on any thread, to `recorder._record_write(op name, in-place or
+    out=, written tensors)` until `stop(recorder)`."""
+    with _LOCK:
+        _registered_now()
+        ACTIVE.append(recorder)
+
+
+def stop(recorder) -> None:
+    """Stop reporting to `recorder`; torch's kernels come back once no recorder is left for
+    IDLE_SECONDS."""
+    with _LOCK:
+        if recorder in ACTIVE:
+            ACTIVE.remove(recorder)
+            if not ACTIVE and _library is not None:
+                _release_later()
+
+
+def release() -> None:
+    """Restore torch's own kernels now, if no recorder is active (else leave them)."""
+    global _library, _release_timer
+    with _LOCK:
+        if ACTIVE or _library is None:
+            return
+        if _release_timer is not None and _release_timer is not threading.current_thread():
+            _release_timer.cancel()
+        _release_timer = None
+        _library._destroy()
+        _library = None
+
+
+def registered() -> bool:
+    """Whether fitlab's kernels are registered now."""
+    return _library is not None
+
+
+def forked_child() -> None:
+    """In a forked child: record nothing (the kernels stay, passing writes on; the parent's
+    release timer did not come along)."""
+    global _release_timer, _LOCK
+    ACTIVE.clear()
+    _release_timer = None
+    _LOCK = threading.RLock()  # another of the parent's threads may have held it
