@@ -91,8 +91,7 @@ def warned_from(filename: str, lineno: int) -> tuple | None:
     f, callee = sys._getframe(2), None
 
     def mode_frame(f, callee) -> bool:
-        called = None if callee is None else (callee.f_code.co_filename, callee.f_code.co_name)
-        return stacks.inserted(f.f_code.co_filename, f.f_code.co_name, called)
+        return stacks.inserted(f.f_code.co_filename, None if callee is None else callee.f_code.co_filename)
 
     while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
         f, callee = f.f_back, f

@@ -27,8 +27,8 @@ def _as_python(stack: traceback.StackSummary) -> traceback.StackSummary:
     frames = list(stack)
     keep = []
     for i, f in enumerate(frames):
-        callee = (frames[i + 1].filename, frames[i + 1].name) if i + 1 < len(frames) else None
-        if (stacks.inserted(f.filename, f.name, callee) or os.path.abspath(f.filename).startswith(_HERE)
+        callee = frames[i + 1].filename if i + 1 < len(frames) else None
+        if (stacks.inserted(f.filename, callee) or os.path.abspath(f.filename).startswith(_HERE)
                 or f.filename.startswith("<frozen runpy")):
             continue
         keep.append(f)

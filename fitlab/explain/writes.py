@@ -24,6 +24,12 @@ import warnings
 import torch
 from torch.autograd.graph import increment_version
 
+# Bound at import, so that a torch without them is refused in one line (see __main__).
+_below = torch._C._AutoDispatchBelowADInplaceOrView
+_all_schemas, _op_names = torch._C._jit_get_all_schemas, torch._C._dispatch_get_all_op_names
+_registered_at = torch._C._dispatch_get_registrations_for_dispatch_key
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+
 IDLE_SECONDS = 1.0
 # How a kernel bumps the written tensors' versions, as torch's path without it does:
 # ALWAYS for an op torch bumps at this key, IF_UNCHANGED for an in-place op whose own
@@ -49,15 +55,15 @@ def written_ops() -> list:
     aten op that writes an argument and is not a composite of other ops; cached."""
     if _OPS:
         return _OPS
-    names = set(torch._C._dispatch_get_all_op_names())
-    bumped = set(torch._C._dispatch_get_registrations_for_dispatch_key("ADInplaceOrView"))
-    for schema in torch._C._jit_get_all_schemas():
+    names = set(_op_names())
+    bumped = set(_registered_at("ADInplaceOrView"))
+    for schema in _all_schemas():
         if not schema.name.startswith("aten::"):
             continue
         written = _written(schema)
         name = schema.name + ("." + schema.overload_name if schema.overload_name else "")
         if (not written or name not in names
-                or torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")):
+                or _has_kernel(name, "CompositeImplicitAutograd")):
             continue
         packet = getattr(torch.ops.aten, schema.name[len("aten::"):])
         op = getattr(packet, schema.overload_name or "default")
@@ -68,7 +74,7 @@ def written_ops() -> list:
 
 
 def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
-    below, call = torch._C._AutoDispatchBelowADInplaceOrView, op._op
+    below, call = _below, op._op
 
     def kernel(*args, **kwargs):
         tensors = []
