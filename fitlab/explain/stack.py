@@ -9,10 +9,12 @@ and the op are summed up per package ("via pytorch_lightning (3 frames)").
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import os
 import sys
 import sysconfig
+import threading
 import types
 from dataclasses import dataclass
 
@@ -61,18 +63,69 @@ class Via:
         return f"{self.package} ({self.frames} frame{'s' if self.frames != 1 else ''})"
 
 
+# Generators and coroutines leave the stack and come back under other callers.
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_LAST = threading.local()
+
+
+class _Chain:
+    """A thread's last captured stack, outermost first: its frames (held, so that their ids stay
+    theirs), their (code, offset) pairs, and each frame's position by id (stale ids included:
+    a position is trusted only if the frame there is the same object)."""
+
+    __slots__ = ("frames", "pairs", "at", "whole")
+
+    def __init__(self, frames: list, pairs: list, at: dict, whole: bool):
+        self.frames, self.pairs, self.at, self.whole = frames, pairs, at, whole
+
+
 def capture(skip: int = 1) -> tuple:
     """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
-    program's start (see line_of)."""
+    program's start (see line_of).
+
+    Most captures share their callers with the one before (ops of one forward, writes of one
+    optimizer step). A frame that was on the stack at the last capture and still is (not a
+    generator's) has stayed there, so its callers have not moved on: their pairs are reused
+    instead of walking the frames again."""
     f = sys._getframe(skip)
-    out = []
-    while f is not None and len(out) < MAX_DEPTH:
+    last = getattr(_LAST, "chain", None)
+    frames, pairs = [], []
+    kept = None
+    while f is not None and len(pairs) < MAX_DEPTH:
         code = f.f_code
+        if last is not None and last.whole:
+            i = last.at.get(id(f))
+            if i is not None and i < len(last.frames) and last.frames[i] is f and not code.co_flags & _RESUMABLE:
+                kept = i
+                break
         if id(code) in _BOUNDARIES:
             break
-        out.append((code, f.f_lasti))
+        frames.append(f)
+        pairs.append((code, f.f_lasti))
         f = f.f_back
-    return tuple(out)
+    if kept is None:
+        whole = f is None or len(pairs) < MAX_DEPTH
+        frames.reverse()
+        pairs.reverse()
+        chain = _Chain(frames, pairs, {id(g): i for i, g in enumerate(frames)}, whole)
+    else:
+        # f (at kept) has moved on since; the frames outside it have not.
+        frames.append(f)
+        pairs.append((f.f_code, f.f_lasti))
+        frames.reverse()
+        pairs.reverse()
+        at = last.at if len(last.at) < 4 * (kept + len(frames)) + 64 else {
+            id(g): i for i, g in enumerate(last.frames[:kept])}
+        for i, g in enumerate(frames, kept):
+            at[id(g)] = i
+        chain = _Chain(last.frames[:kept] + frames, last.pairs[:kept] + pairs, at, True)
+    _LAST.chain = chain
+    return tuple(reversed(chain.pairs[-MAX_DEPTH:]))
+
+
+def forget() -> None:
+    """Drop this thread's last captured stack (its frames, and their locals, are held)."""
+    _LAST.chain = None
 
 
 def _prefix(path: str) -> str:

@@ -1,13 +1,14 @@
 """Seeing every in-place write while running no Python for the ops that write nothing.
 
 Each aten op whose schema marks an argument written (`alias_info.is_write`: `add_`, `copy_`,
-out= forms, `_foreach_*_`, batch norm's running stats) gets a Python kernel at torch's
-ADInplaceOrView key, where torch bumps the version counters of in-place and out= ops. The
-kernel reports the write to every active recorder, runs the op below that key, and bumps
-the versions as torch's own kernel did. Ops that write nothing never reach Python, and
-neither do the ops an op runs inside itself (torch excludes the key below autograd), so a
-write is seen once, as the program or the autograd engine asked for it. Composite ops
-(`clip_`, `dropout_`) are left to the ops they decompose into.
+out= forms, `_foreach_*_`, the running stats of `_native_batch_norm_legit`; eager's
+`native_batch_norm` marks none) gets a Python kernel at torch's ADInplaceOrView key, where
+torch bumps the version counters of in-place and out= ops. The kernel reports the write to
+every active recorder, runs the op below that key, and bumps the versions as torch's own
+kernel did. Ops that write nothing never reach Python, and neither do the ops an op runs
+inside itself (torch excludes the key below autograd), so a write is seen once, as the
+program or the autograd engine asked for it. Composite ops (`clip_`, `dropout_`) are left
+to the ops they decompose into.
 
 Kernels are process-wide: every thread's writes are seen while a recorder is active.
 Registering them costs tens of milliseconds, so they are registered on first use and kept
@@ -34,7 +35,7 @@ IDLE_SECONDS = 1.0
 # How a kernel bumps the written tensors' versions, as torch's path without it does:
 # ALWAYS for an op torch bumps at this key, IF_UNCHANGED for an in-place op whose own
 # kernel may bump (a _foreach_ op: per tensor on CPU, inside its kernel elsewhere),
-# NEVER for an op that writes a buffer on the side (batch norm's running stats).
+# NEVER for an op that writes a buffer on the side (batch norm's running stats), as torch.
 ALWAYS, IF_UNCHANGED, NEVER = range(3)
 
 # The recorders now recording, in the order they started.
