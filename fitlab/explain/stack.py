@@ -65,18 +65,11 @@ class Via:
 
 # Generators and coroutines leave the stack and come back under other callers.
 _RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+# Per thread, the last captured stack: its frames innermost first (held, so that their ids
+# stay theirs), its pairs, and each frame's position counted from the outermost, by id
+# (stale ids included: a position is trusted only if the same frame object is there);
+# None while the last capture stopped at MAX_DEPTH short of the program's start.
 _LAST = threading.local()
-
-
-class _Chain:
-    """A thread's last captured stack, outermost first: its frames (held, so that their ids stay
-    theirs), their (code, offset) pairs, and each frame's position by id (stale ids included:
-    a position is trusted only if the frame there is the same object)."""
-
-    __slots__ = ("frames", "pairs", "at", "whole")
-
-    def __init__(self, frames: list, pairs: list, at: dict, whole: bool):
-        self.frames, self.pairs, self.at, self.whole = frames, pairs, at, whole
 
 
 def capture(skip: int = 1) -> tuple:
@@ -89,38 +82,39 @@ def capture(skip: int = 1) -> tuple:
     instead of walking the frames again."""
     f = sys._getframe(skip)
     last = getattr(_LAST, "chain", None)
-    frames, pairs = [], []
-    kept = None
+    at = last[2] if last is not None else None
+    frames, pairs, reused = [], [], None
     while f is not None and len(pairs) < MAX_DEPTH:
         code = f.f_code
-        if last is not None and last.whole:
-            i = last.at.get(id(f))
-            if i is not None and i < len(last.frames) and last.frames[i] is f and not code.co_flags & _RESUMABLE:
-                kept = i
-                break
+        if at is not None:
+            j = at.get(id(f))
+            if j is not None:
+                i = len(last[0]) - 1 - j
+                if 0 <= i and last[0][i] is f and not code.co_flags & _RESUMABLE:
+                    frames.append(f)
+                    pairs.append((code, f.f_lasti))  # f itself has moved on since
+                    reused = i + 1
+                    break
         if id(code) in _BOUNDARIES:
             break
         frames.append(f)
         pairs.append((code, f.f_lasti))
         f = f.f_back
-    if kept is None:
-        whole = f is None or len(pairs) < MAX_DEPTH
-        frames.reverse()
-        pairs.reverse()
-        chain = _Chain(frames, pairs, {id(g): i for i, g in enumerate(frames)}, whole)
+    if reused is None:
+        out = tuple(pairs)
+        at = ({id(g): len(frames) - 1 - k for k, g in enumerate(frames)}
+              if f is None or len(pairs) < MAX_DEPTH else None)
     else:
-        # f (at kept) has moved on since; the frames outside it have not.
-        frames.append(f)
-        pairs.append((f.f_code, f.f_lasti))
-        frames.reverse()
-        pairs.reverse()
-        at = last.at if len(last.at) < 4 * (kept + len(frames)) + 64 else {
-            id(g): i for i, g in enumerate(last.frames[:kept])}
-        for i, g in enumerate(frames, kept):
-            at[id(g)] = i
-        chain = _Chain(last.frames[:kept] + frames, last.pairs[:kept] + pairs, at, True)
-    _LAST.chain = chain
-    return tuple(reversed(chain.pairs[-MAX_DEPTH:]))
+        out = tuple(pairs) + last[1][reused:]
+        frames += last[0][reused:]
+        n = len(frames)
+        if len(at) > 4 * n + 64:  # stale ids
+            at = {id(g): n - 1 - k for k, g in enumerate(frames)}
+        else:
+            for k in range(len(pairs)):
+                at[id(frames[k])] = n - 1 - k
+    _LAST.chain = (frames, out, at)
+    return out if len(out) <= MAX_DEPTH else out[:MAX_DEPTH]
 
 
 def forget() -> None:
