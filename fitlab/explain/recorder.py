@@ -149,7 +149,6 @@ class Recorder:
             threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
         _ACTIVE.discard(self)
-        stacks.forget()
         if not self.forked:
             self._mode.__exit__(None, None, None)
             writes.stop(self)

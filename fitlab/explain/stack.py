@@ -9,12 +9,10 @@ and the op are summed up per package ("via pytorch_lightning (3 frames)").
 
 from __future__ import annotations
 
-import inspect
 import linecache
 import os
 import sys
 import sysconfig
-import threading
 import types
 from dataclasses import dataclass
 
@@ -63,63 +61,18 @@ class Via:
         return f"{self.package} ({self.frames} frame{'s' if self.frames != 1 else ''})"
 
 
-# Generators and coroutines leave the stack and come back under other callers.
-_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-# Per thread, the last captured stack: its frames innermost first (held, so that their ids
-# stay theirs), its pairs, and each frame's position counted from the outermost, by id
-# (stale ids included: a position is trusted only if the same frame object is there);
-# None while the last capture stopped at MAX_DEPTH short of the program's start.
-_LAST = threading.local()
-
-
 def capture(skip: int = 1) -> tuple:
     """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
-    program's start (see line_of).
-
-    Most captures share their callers with the one before (ops of one forward, writes of one
-    optimizer step). A frame that was on the stack at the last capture and still is (not a
-    generator's) has stayed there, so its callers have not moved on: their pairs are reused
-    instead of walking the frames again."""
+    program's start (see line_of)."""
     f = sys._getframe(skip)
-    last = getattr(_LAST, "chain", None)
-    at = last[2] if last is not None else None
-    frames, pairs, reused = [], [], None
-    while f is not None and len(pairs) < MAX_DEPTH:
+    out = []
+    while f is not None and len(out) < MAX_DEPTH:
         code = f.f_code
-        if at is not None:
-            j = at.get(id(f))
-            if j is not None:
-                i = len(last[0]) - 1 - j
-                if 0 <= i and last[0][i] is f and not code.co_flags & _RESUMABLE:
-                    frames.append(f)
-                    pairs.append((code, f.f_lasti))  # f itself has moved on since
-                    reused = i + 1
-                    break
         if id(code) in _BOUNDARIES:
             break
-        frames.append(f)
-        pairs.append((code, f.f_lasti))
+        out.append((code, f.f_lasti))
         f = f.f_back
-    if reused is None:
-        out = tuple(pairs)
-        at = ({id(g): len(frames) - 1 - k for k, g in enumerate(frames)}
-              if f is None or len(pairs) < MAX_DEPTH else None)
-    else:
-        out = tuple(pairs) + last[1][reused:]
-        frames += last[0][reused:]
-        n = len(frames)
-        if len(at) > 4 * n + 64:  # stale ids
-            at = {id(g): n - 1 - k for k, g in enumerate(frames)}
-        else:
-            for k in range(len(pairs)):
-                at[id(frames[k])] = n - 1 - k
-    _LAST.chain = (frames, out, at)
-    return out if len(out) <= MAX_DEPTH else out[:MAX_DEPTH]
-
-
-def forget() -> None:
-    """Drop this thread's last captured stack (its frames, and their locals, are held)."""
-    _LAST.chain = None
+    return tuple(out)
 
 
 def _prefix(path: str) -> str:
