@@ -2,10 +2,11 @@
 
 While active, writes.py's kernels report every write here and the function mode of
 modes.py every new node: a write goes into its storage's bounded history, a node is tagged
-with the op sequence number and the stack of its forward call. Before each backward call the graph is checked for
-silent writes; when one raises the in-place error, the stale saved tensor is found and its
-writes since the save are the answer. Threads started while recording record too; a forked
-child does not.
+with the op sequence number and the stack of its forward call. Before each backward call
+the graph is checked for silent writes; when one raises the in-place error, the stale saved
+tensor is found and its writes since the save are the answer. Writes are recorded on every thread (the kernels are
+process-wide), nodes on the recording thread and on threads started while recording; a
+forked child records nothing.
 """
 
 from __future__ import annotations
