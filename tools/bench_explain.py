@@ -5,10 +5,16 @@ and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps), a small t
 encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and the blog's
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
 50 rows, 10 epochs = 100 steps). Budgets: 1.3x on the realistic loops, 3x on the tiny net.
-"bare modes" is the same run under a dispatch and a function mode that only pass each call
-on: the floor of the recorder's design, whatever it records.
+"bare" is the same run under the recorder's machinery doing nothing: a function mode that
+only passes each call on, and the write kernels (fitlab.explain.writes) reporting to a
+recorder that keeps nothing: the floor of the recorder's design, whatever it records.
+Registering the write kernels is a fixed cost per recording (not per op), timed apart and
+printed beside the ratio, with what it makes of one recorded run.
 
-    python -m tools.bench_explain [--rounds 9] [--threads 1]
+    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall]
+
+Times are this process's CPU time by default: on a shared machine the other jobs take the
+cores away from both runs unevenly, which wall time counts and CPU time does not.
 
 One intra-op thread by default: on a shared 2-core machine, two OpenMP threads make
 the plain run's own time swing by an order of magnitude, which no ratio survives.
@@ -22,9 +28,8 @@ import time
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from fitlab.explain import Recorder
+from fitlab.explain import Recorder, writes
 
 
 def conv_net():
@@ -78,13 +83,9 @@ def blog_net():
     return run
 
 
-class _BareDispatch(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False  # as the recorder's own dispatch mode
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+class _KeepsNothing:
+    def _record_write(self, name, inplace, tensors) -> None:
+        pass
 
 
 class _BareFunction(TorchFunctionMode):
@@ -93,44 +94,63 @@ class _BareFunction(TorchFunctionMode):
 
 
 @contextlib.contextmanager
-def bare_modes():
-    """The recorder's two kinds of mode doing nothing: the floor of its design's cost."""
-    with _BareFunction(), _BareDispatch():
-        yield
+def bare():
+    """The recorder's function mode and write kernels doing nothing: the floor of its design's cost."""
+    nothing = _KeepsNothing()
+    writes.start(nothing)
+    try:
+        with _BareFunction():
+            yield
+    finally:
+        writes.stop(nothing)
+
+
+CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+clock = CLOCK["cpu"]
 
 
 def timed(run, context) -> float:
-    start = time.perf_counter()
+    start = clock()
     if context is None:
         run()
     else:
         with context():
             run()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     ns = parser.parse_args()
+    global clock
+    clock = CLOCK[ns.clock]
     rounds = ns.rounds
     torch.set_num_threads(ns.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} interleaved rounds")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} interleaved rounds, "
+          f"{ns.clock} time")
+    start = time.perf_counter()
+    writes.written_ops()
+    print(f"write kernels: {len(writes.written_ops())} ops, torch's schemas read in "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms (once per process)")
     workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
                  ("blog tiny net, 100 steps", blog_net)]
     for name, make in workloads:
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)
-        plain, bare, recorded = [], [], []
+        plain, floor, recorded, kernels = [], [], [], []
         for _ in range(rounds):
-            plain.append(timed(run, None))
-            bare.append(timed(run, bare_modes))
-            recorded.append(timed(run, Recorder))
-        p, b, r = (statistics.median(x) for x in (plain, bare, recorded))
+            plain.append(timed(run, None))  # under torch's own kernels
+            kernels.append(timed(lambda: None, writes.keep))
+            with writes.keep():  # a recording's fixed cost, printed apart: registering the kernels
+                floor.append(timed(run, bare))
+                recorded.append(timed(run, Recorder))
+        p, b, r, k = (statistics.median(x) for x in (plain, floor, recorded, kernels))
         print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
-              f"   (bare modes {b / p:4.2f}x)")
+              f"   (bare {b / p:4.2f}x; + {k * 1e3:.0f} ms per recording = {(r + k) / p:4.2f}x for one run)")
 
 
 if __name__ == "__main__":

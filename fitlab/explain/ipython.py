@@ -61,7 +61,7 @@ def explain(line: str, cell: str, shell=None) -> None:
 
 
 # The cell that holds `%%explain` is not the program: its frames stop here.
-stack.BOUNDARIES.add(explain.__code__)
+stack.add_boundary(explain.__code__)
 
 
 def load_ipython_extension(shell) -> None:

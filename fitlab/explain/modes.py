@@ -1,9 +1,8 @@
-"""The two modes that watch the program, and what they read off each call.
+"""The function mode that watches the program's calls, and what the recorder reads off them.
 
-The dispatch mode sits below autograd and sees every aten op, so it sees each write,
-however it was spelled (`x += 1`, `h[:, 0] = 0`, an optimiser's `_foreach_add_`). The
-function mode sits above autograd: after a call returns, its outputs have their `grad_fn`,
-which the recorder tags; and it sees `backward`/`autograd.grad` with their roots.
+The function mode sits above autograd: after a call returns, its outputs have their
+`grad_fn`, which the recorder tags; and it sees `backward`/`autograd.grad` with their roots.
+(Writes are seen by writes.py's kernels.)
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from fitlab.explain import stack as stacks
 
@@ -21,39 +19,6 @@ BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.aut
 # Where create_graph sits among each backward function's positional arguments.
 _CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.autograd.grad: 4}
 _MODULE_CALL = torch.nn.Module._call_impl.__code__
-_WRITTEN: dict = {}
-
-
-def _written_args(op) -> tuple:
-    """(index, name) of the arguments op writes, its name, whether in-place/out=; cached per op."""
-    info = _WRITTEN.get(op)
-    if info is None:
-        schema = op._schema
-        written = tuple((i, a.name) for i, a in enumerate(schema.arguments)
-                        if a.alias_info is not None and a.alias_info.is_write)
-        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-        info = (written, schema.name, inplace)
-        _WRITTEN[op] = info
-    return info
-
-
-class WriteMode(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # Otherwise torch wraps __torch_dispatch__ in torch._dynamo.disable: two more Python
-        # frames on every aten op, about a third of the tiny net's recorded time.
-        return False
-
-    def __init__(self, recorder):
-        super().__init__()
-        self.recorder = recorder
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        info = _written_args(func)
-        if info[0]:
-            self.recorder._record_write(info, args, kwargs)
-        return func(*args, **kwargs)
 
 
 class GraphMode(TorchFunctionMode):
@@ -66,8 +31,6 @@ class GraphMode(TorchFunctionMode):
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
         out = func(*args, **kwargs)
-        if self.recorder.unbumped:
-            self.recorder._bump()
         if isinstance(out, torch.Tensor):
             gf = out.grad_fn
             if gf is not None:
@@ -128,8 +91,7 @@ def warned_from(filename: str, lineno: int) -> tuple | None:
     f, callee = sys._getframe(2), None
 
     def mode_frame(f, callee) -> bool:
-        called = None if callee is None else (callee.f_code.co_filename, callee.f_code.co_name)
-        return stacks.inserted(f.f_code.co_filename, f.f_code.co_name, called)
+        return stacks.inserted(f.f_code.co_filename, None if callee is None else callee.f_code.co_filename)
 
     while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
         f, callee = f.f_back, f

@@ -1,11 +1,12 @@
 """Record in-place writes (with their stacks) and where each autograd node's forward ran.
 
-While active, the two modes of modes.py report every write and every new node here: a
-write goes into its storage's bounded history, a node is tagged with the op sequence number
-and the stack of its forward call. Before each backward call the graph is checked for
-silent writes; when one raises the in-place error, the stale saved tensor is found and its
-writes since the save are the answer. Threads started while recording record too; a forked
-child does not.
+While active, writes.py's kernels report every write here and the function mode of
+modes.py every new node: a write goes into its storage's bounded history, a node is tagged
+with the op sequence number and the stack of its forward call. Before each backward call
+the graph is checked for silent writes; when one raises the in-place error, the stale saved
+tensor is found and its writes since the save are the answer. Writes are recorded on every thread (the kernels are
+process-wide), nodes on the recording thread and on threads started while recording; a
+forked child records nothing.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ import threading
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Self
+from typing import NamedTuple, Self
 
 import torch
-from torch.autograd.graph import increment_version
 
-from fitlab.explain import modes
+from fitlab.explain import modes, writes
 from fitlab.explain import stack as stacks
 from fitlab.explain.decode import decode
 from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, storage_key, walk
@@ -32,8 +32,7 @@ WALKED = "fitlab.explain.walked"
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(NamedTuple):  # a tuple: three times cheaper to make than a frozen dataclass, per write
     """One in-place write to a storage, as recorded (stack not yet resolved).
 
     target: "parameter" (a leaf that requires grad), "leaf" (an input, a buffer), "view"
@@ -90,6 +89,7 @@ _ACTIVE: weakref.WeakSet = weakref.WeakSet()
 
 
 def _forked_child() -> None:
+    writes.forked_child()
     for rec in list(_ACTIVE):
         rec._forked()
 
@@ -111,14 +111,17 @@ class Recorder:
         self.max_storages = max_storages
         self.max_silent = max_silent
         self.seq = 0
+        # The sequence number of the latest in-place or out= write: a node tagged at or after it
+        # cannot hold a silently written tensor.
+        self.last_inplace = 0
         self.history: dict = {}
         self.silent: dict = {}
         self.failure: Failure | None = None
         self.notes: list = []
-        # Saved tensors a saved-tensor hook (e.g. checkpoint's) kept out of reach, so unchecked.
+        # Saved tensors a saved-tensor hook (e.g. checkpoint's) kept out of reach, so unchecked,
+        # counted where a write came after the save (elsewhere there is nothing to check).
         self.unchecked = 0
-        self.unbumped: list = []
-        self._modes = (modes.GraphMode(self), modes.WriteMode(self))
+        self._mode = modes.GraphMode(self)
         self._showwarning = None
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         # In-place errors that ended a thread (threading.excepthook), oldest first.
@@ -127,11 +130,12 @@ class Recorder:
         self.forked = False
 
     def __enter__(self) -> Self:
-        for mode in self._modes:
-            mode.__enter__()
+        writes.start(self)
+        self._mode.__enter__()
         self._showwarning = warnings.showwarning
         warnings.showwarning = self._show_warning
-        # Modes are per thread: threads started while recording record too, and an error
+        # Writes are seen on every thread, but the function mode is per thread: threads started
+        # while recording get one of their own (their nodes are tagged), and an error
         # that ends one is kept (after Python's own hook printed it) to be explained.
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         threading.Thread._bootstrap_inner = self._thread_body()
@@ -147,8 +151,8 @@ class Recorder:
             threading.excepthook = self._thread_hooks[1]
         _ACTIVE.discard(self)
         if not self.forked:
-            for mode in reversed(self._modes):
-                mode.__exit__(None, None, None)
+            self._mode.__exit__(None, None, None)
+            writes.stop(self)
 
     def _thread_body(self):
         """Thread._bootstrap_inner (which runs the thread and its excepthook) under modes of the
@@ -156,7 +160,7 @@ class Recorder:
         body, recorder = self._thread_hooks[0], self
 
         def recorded(thread) -> None:
-            with modes.GraphMode(recorder), modes.WriteMode(recorder):
+            with modes.GraphMode(recorder):
                 body(thread)
         return recorded
 
@@ -171,15 +175,14 @@ class Recorder:
             self.thread_errors.append(args.exc_value)
 
     def _forked(self) -> None:
-        """A forked child does not record (its parent does): the modes come off its stack."""
+        """A forked child does not record (its parent does): the mode comes off its stack."""
         if self.forked:
             return
         self.forked = True
-        for mode in reversed(self._modes):
-            try:
-                mode.__exit__(None, None, None)
-            except (RuntimeError, AssertionError):  # not on this thread's stack
-                pass
+        try:
+            self._mode.__exit__(None, None, None)
+        except (RuntimeError, AssertionError):  # not on this thread's stack
+            pass
 
     def _show_warning(self, message, category, filename, lineno, file=None, line=None):
         """A warning raised by an op the modes ran keeps the line that ran the op."""
@@ -189,45 +192,30 @@ class Recorder:
                 filename, lineno, line = *where, None
         self._showwarning(message, category, filename, lineno, file, line)
 
-    def _record_write(self, info, args, kwargs) -> None:
-        written, name, inplace = info
-        # Under a dispatch mode torch skips the version bump of _foreach_ ops' tensors
-        # (torch 2.13); without it the script would not fail as it does when run alone.
-        foreach = name.startswith("aten::_foreach_")
+    def _record_write(self, name: str, inplace: bool, tensors: list) -> None:
         self.seq += 1
+        if inplace:
+            self.last_inplace = self.seq
         stack = modules = None
-        for i, arg_name in written:
-            value = args[i] if i < len(args) else kwargs.get(arg_name)
-            for t in value if isinstance(value, (list, tuple)) else (value,):
-                if not isinstance(t, torch.Tensor):
-                    continue
-                key = storage_key(t)
-                if key is None:
-                    continue
-                if stack is None:
-                    stack = stacks.capture(3)
-                    modules = modes.modules(3) if inplace and modes.in_module(stack) else ()
-                try:
-                    version = t._version
-                except RuntimeError:  # inference tensors have no version counter
-                    version = -1
-                hist = self.history.pop(key, None)
-                if hist is None:
-                    hist = collections.deque(maxlen=self.per_storage)
-                    if len(self.history) >= self.max_storages:
-                        del self.history[next(iter(self.history))]
-                self.history[key] = hist
-                hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
-                                  modes.target(t), modules))
-                if foreach:
-                    self.unbumped.append((t, version))
-
-    def _bump(self) -> None:
-        """Give the tensors a _foreach_ op wrote the version bump torch skipped under the mode."""
-        for t, version in self.unbumped:
-            if t._version == version:
-                increment_version(t)
-        self.unbumped.clear()
+        for t in tensors:
+            key = storage_key(t)
+            if key is None:
+                continue
+            if stack is None:
+                stack = stacks.capture(3)
+                modules = modes.modules(3) if inplace and modes.in_module(stack) else ()
+            try:
+                version = t._version
+            except RuntimeError:  # inference tensors have no version counter
+                version = -1
+            hist = self.history.pop(key, None)
+            if hist is None:
+                hist = collections.deque(maxlen=self.per_storage)
+                if len(self.history) >= self.max_storages:
+                    del self.history[next(iter(self.history))]
+            self.history[key] = hist
+            hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
+                              modes.target(t), modules))
 
     def _tag(self, grad_fn, entry=None) -> None:
         if KEY in grad_fn.metadata:
@@ -284,7 +272,7 @@ class Recorder:
     def _find_silent(self, nodes) -> None:
         for node in nodes:
             entry = node.metadata.get(KEY)
-            if entry is None:
+            if entry is None or entry[0] >= self.last_inplace:
                 continue
             for name, raw_attr, checked_attr in slots(node):
                 tensors, hidden = saved_tensors(node, raw_attr)

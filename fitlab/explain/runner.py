@@ -27,8 +27,8 @@ def _as_python(stack: traceback.StackSummary) -> traceback.StackSummary:
     frames = list(stack)
     keep = []
     for i, f in enumerate(frames):
-        callee = (frames[i + 1].filename, frames[i + 1].name) if i + 1 < len(frames) else None
-        if (stacks.inserted(f.filename, f.name, callee) or os.path.abspath(f.filename).startswith(_HERE)
+        callee = frames[i + 1].filename if i + 1 < len(frames) else None
+        if (stacks.inserted(f.filename, callee) or os.path.abspath(f.filename).startswith(_HERE)
                 or f.filename.startswith("<frozen runpy")):
             continue
         keep.append(f)
@@ -145,7 +145,7 @@ def _exec(code, module: types.ModuleType, rec: Recorder) -> None:
 
 
 # Frames outside _exec's are the runner's (and a console script's), never the program's.
-stacks.BOUNDARIES.add(_exec.__code__)
+stacks.add_boundary(_exec.__code__)
 
 
 def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:

@@ -21,9 +21,15 @@ import torch
 # Deep recursion in a user's model must not make every recorded op pay for it;
 # deep enough for a Lightning training_step called from its trainer.
 MAX_DEPTH = 96
-# Code objects that run the user's program (the runner's exec): frames outside
+# Code objects that run the user's program (the runner's exec), by id (a code object's
+# hash walks its contents: a microsecond each, on every frame captured): frames outside
 # them (the runner, runpy, a console-script wrapper) are not the program's.
-BOUNDARIES: set = set()
+_BOUNDARIES: dict = {}
+
+
+def add_boundary(code) -> None:
+    """Stop captured stacks at frames running `code` (kept alive here, so its id stays its own)."""
+    _BOUNDARIES[id(code)] = code
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def capture(skip: int = 1) -> tuple:
     out = []
     while f is not None and len(out) < MAX_DEPTH:
         code = f.f_code
-        if code in BOUNDARIES:
+        if id(code) in _BOUNDARIES:
             break
         out.append((code, f.f_lasti))
         f = f.f_back
@@ -166,31 +172,27 @@ def via(stack: tuple) -> tuple:
 
 
 OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
-_WRAPPERS = ("inner", "_fn")  # torch._compile's and torch._dynamo's wrappers of a dispatch mode
 
 
-def inserted(filename: str, name: str, callee: tuple | None) -> bool:
-    """Whether a frame (file, function; callee: the frame it called, or None) is one the modes put
-    on the stack: fitlab's, torch's dispatch into a mode (overrides.py, the wrappers that call a
-    dispatch mode), or the torch function whose call was handed to the function mode."""
+def inserted(filename: str, callee: str | None) -> bool:
+    """Whether a frame (its file; callee: the file of the frame it called, or None) is one the
+    recorder put on the stack: fitlab's (its function mode, its write kernels), torch's dispatch
+    into the mode (overrides.py), or the torch function whose call was handed to the mode."""
     if filename == OVERRIDES or owner(filename) == "fitlab" and filename.startswith(_EXPLAIN):
         return True
-    if owner(filename) != "torch" or callee is None:
-        return False
-    return callee[0] == OVERRIDES or (name in _WRAPPERS and (callee[1] in _WRAPPERS or callee[0].startswith(_EXPLAIN)))
+    return callee == OVERRIDES and owner(filename) == "torch"
 
 
 def without_inserted(tb):
-    """A traceback (types.TracebackType chain) without the frames the modes inserted."""
+    """A traceback (types.TracebackType chain) without the frames the recorder inserted."""
     entries = []
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
     keep = []
     for i, t in enumerate(entries):
-        callee = None if i + 1 == len(entries) else (entries[i + 1].tb_frame.f_code.co_filename,
-                                                     entries[i + 1].tb_frame.f_code.co_name)
-        if not inserted(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_name, callee):
+        callee = None if i + 1 == len(entries) else entries[i + 1].tb_frame.f_code.co_filename
+        if not inserted(t.tb_frame.f_code.co_filename, callee):
             keep.append(t)
     out = None
     for t in reversed(keep):
