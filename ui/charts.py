@@ -4,12 +4,15 @@ Building an Altair chart and validating its spec is slow next to a rerun, and ev
 rerun of the page draws several. A chart drawn from one run with one set of
 options never changes, so its spec is built once and drawn as Vega-Lite.
 
-Its data sets are kept as the Arrow bytes Streamlit sends. Given a table (or
-Altair's rows), `st.vega_lite_chart` converts it through pandas to Arrow on
-every draw, column by column: the watch view's pictures hold a column per
-recorded frame, and converting them was 0.26 of a cached default page's
-0.38 s rerun (cProfile of the script thread, 2026-12-01, load 4). Bytes it
-sends as they are.
+A spec made here keeps its data sets as the Arrow bytes Streamlit sends:
+given a table (or Altair's rows), `st.vega_lite_chart` converts it through
+pandas to Arrow on every draw; bytes it sends as they are. The watch view's
+pictures (ui/tabs/watch.py) are memoised here too but keep their tables:
+converting theirs once as well took their 0.26 s off a cached default page's
+0.38 s rerun (cProfile of the script thread, 2026-12-01, load 4), and then
+they reached the browser right behind the loss chart and were drawn with it,
+so the loss chart came later: detach ticked again drew it in 1.48–1.72 s
+against 0.72–0.98 s (three pairs of fresh servers, Chromium, load 5–6).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import streamlit as st
 from fitlab.run import Run
 from fitlab.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
 from fitlab.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
-from ui.charts import sendable, spec
+from ui.charts import spec
 
 # Only this file's own code and numbers from the run go in: nothing a user typed.
 PLAYER = """
@@ -152,14 +152,10 @@ def recording_note(run: Run) -> str:
     return " ".join(notes)
 
 
-def sendable_panels(run: Run, log_scale: bool) -> dict[str, dict]:
-    """watch_panels(run, log_scale), each picture's data as Arrow bytes (ui.charts.sendable)."""
-    return {name: sendable(panel) for name, panel in watch_panels(run, log_scale).items()}
-
-
 def watch_section(run: Run, log_scale: bool) -> None:
-    """The scrubbable pictures of a finished run, with one slider and Play."""
-    panels = spec(sendable_panels, (run.config, log_scale), run, log_scale)
+    """The scrubbable pictures of a finished run, with one slider and Play.
+    Their data stay tables, converted as they are drawn: see ui/charts.py."""
+    panels = spec(watch_panels, (run.config, log_scale), run, log_scale)
     with st.container(key="watch"):
         st.subheader("Watch it learn")
         st.markdown(watch_note(run))
