@@ -19,7 +19,7 @@ else:
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
     from ui.tabs.compare import compare_section, remember, remembered_run_shown
-    from ui.tabs.failure import error_panel, failure_diagnosis
+    from ui.tabs.failure import error_panel, failure_diagnosis, fix_gallery
     from ui.tabs.gradients import tied_gradient_section
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
@@ -49,12 +49,15 @@ else:
             remember(run, started)
             if run.error is not None:
                 error_panel(run)  # the lesson comes first, torch's own words
-                inside, compare = st.tabs(["Inside the failure", "Compare runs"],
-                                          key="failure_view", on_change="rerun")
+                inside, gallery, compare = st.tabs(["Inside the failure", "Fix gallery", "Compare runs"],
+                                                   key="failure_view", on_change="rerun")
                 with inside:
                     if inside.open:
                         failure_diagnosis(config)
                         parameter_tables(run)
+                with gallery:
+                    if gallery.open:  # trains every fix: only when asked for
+                        fix_gallery(config)
             else:
                 # Tabs rerun the page when switched, so a tab's content is drawn only
                 # while it is open: the browser renders one tab, not five (ui/state.py).

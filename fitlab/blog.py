@@ -18,6 +18,7 @@ import torch
 
 from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
+from fitlab.engines.threads import use_torch_threads
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
 from fitlab.weights import Layers
 
@@ -68,8 +69,11 @@ def setup(config: Config, labeller: Labeller | None = None, *, copy_teacher: boo
     config.detach says); `copy_teacher` trains a deep copy instead of the
     teacher itself; `reinitialise` is the in-place re-init;
     `after_labels(teacher, labels)` sees the teacher right after the labels
-    were made, before the re-init writes to it.
+    were made, before the re-init writes to it. The calling thread gets
+    fitlab's torch thread count (fitlab.engines.threads): every torch job
+    starts here, in whichever session's thread runs it.
     """
+    use_torch_threads()
     generator = torch.Generator().manual_seed(config.seed)
     teacher = build_teacher(config, generator)
     teacher_layers = teacher.layer_arrays()

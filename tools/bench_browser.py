@@ -6,13 +6,16 @@ Chromium through Playwright, and times, each from the action to the drawing:
 - fresh server: first page to the loss chart drawn;
 - detach toggled back on, to a run already cached: to its loss chart drawn;
 - the lesson for settings no one has opened yet (`?detach=false&lr=…`): to
-  its marked script drawn, and to the whole lesson (the fix gallery and the
-  vivid example's tables) with the app idle.
+  its marked script drawn, and to the whole lesson (down to the vivid
+  example's table) with the app idle;
+- then its *Fix gallery* tab opened: to the gallery's table drawn, every
+  fix trained, and the app idle.
 
 Every figure is also printed as a ratio against a baseline taken in the same
 process and browser: reloading the cached default page to its chart drawn
 (what the server and the browser cost with no training at all). The last
-line is machine-readable: `browser first_chart=… detach_back=… lesson_script=… lesson_complete=…`.
+line is machine-readable: `browser first_chart=… detach_back=… lesson_script=… lesson_complete=…
+gallery_tab=…`.
 
     python -m tools.bench_browser [--rounds 3]
 """
@@ -34,6 +37,8 @@ from tests.e2e.conftest import free_port, wait_healthy
 ROOT = Path(__file__).resolve().parents[1]
 MARKED_SCRIPT = ".st-key-marked_script pre"      # the lesson's script, its marked lines highlighted
 LESSON_DONE = ".st-key-vivid_example table"       # the lesson's last section, drawn
+GALLERY_DONE = ".st-key-fix_gallery table"        # the fix gallery's tab, every fix trained
+WAITS = ("first_chart", "detach_back", "lesson_script", "lesson_complete", "gallery_tab")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -73,6 +78,15 @@ def lesson(page, url: str, lr: float) -> tuple[float, float]:
     return script, time.perf_counter() - start
 
 
+def gallery_tab(page) -> float:
+    """Seconds from a click on the lesson's Fix gallery tab to its table drawn and the app idle."""
+    start = time.perf_counter()
+    page.get_by_role("tab", name="Fix gallery").click()
+    page.wait_for_selector(GALLERY_DONE)
+    wait_idle(page)
+    return time.perf_counter() - start
+
+
 def one_round(browser, index: int) -> dict[str, float]:
     """A fresh server, then every wait once; lr differs per round so the
     lesson's settings are new to the server."""
@@ -90,6 +104,7 @@ def one_round(browser, index: int) -> dict[str, float]:
             times["detach_back"], _ = timed_rerun(page, lambda: click_detach(page))
         with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
             times["lesson_script"], times["lesson_complete"] = lesson(page, url, 0.03 + 0.01 * index)
+            times["gallery_tab"] = gallery_tab(page)
         return times
     finally:
         stop(server)
@@ -114,10 +129,9 @@ def main() -> None:
     median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
     print(f"load average {os.getloadavg()[0]:.1f}; medians of {args.rounds} rounds, and ratios to the "
           f"baseline (reload of the cached default page, {median['baseline']:.2f} s):")
-    for key in ("first_chart", "detach_back", "lesson_script", "lesson_complete"):
+    for key in WAITS:
         print(f"  {key:16s} {median[key]:6.2f} s  {median[key] / median['baseline']:5.1f}×")
-    print("browser " + " ".join(f"{k}={median[k]:.2f}" for k in ("first_chart", "detach_back",
-                                                                   "lesson_script", "lesson_complete")))
+    print("browser " + " ".join(f"{k}={median[k]:.2f}" for k in WAITS))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from torch import nn
 
 from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
-from fitlab.engines.threads import use_torch_threads
 from fitlab.frames import FrameRecorder
 from fitlab.run import Progress, Run, TrainingError, make_run
 from fitlab.student.distance import DistanceTracker
@@ -20,7 +19,6 @@ from fitlab.student.distance import DistanceTracker
 def train_autograd(config: Config, progress: Progress | None = None) -> Run:
     """train(config) through torch autograd; the only engine that can keep
     the labels attached, and so raise the blog's error."""
-    use_torch_threads()  # per OS thread: each session trains in its own
     start = setup(config)
     student, inputs, labels = start.student, start.inputs, start.labels
     initial_layers = student.layer_arrays()

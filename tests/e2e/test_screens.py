@@ -128,7 +128,8 @@ def test_the_page_fits_a_phone(phone, server):
 
 def test_the_lesson_reads_on_a_phone(phone, server):
     open_page(phone, f"{server}/?detach=false")
-    # The fix gallery: each variant a block, its outcome and verdict on screen.
+    # The fix gallery, in its tab: each variant a block, its outcome and verdict on screen.
+    rerun_after(phone, lambda: phone.get_by_role("tab", name="Fix gallery").click())
     cells = phone.locator(".st-key-fix_gallery td")
     expect(cells.first).to_be_visible()
     phone.wait_for_function("""() => [...document.querySelectorAll('.st-key-fix_gallery td')]

@@ -35,8 +35,10 @@ def test_error_panel_stays_first_then_the_four_views(failing):
     kinds = [type(e).__name__ for e in failing.main]
     assert kinds.index("Error") < kinds.index("Header")
     assert [s.value for s in failing.subheader][:4] == [
-        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
+        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace",
+        "4. The blog's “more vivid example”, run"]
     assert len(failing.error) == 1 and not loss_charts(failing)
+    assert "Fix gallery" not in [s.value for s in failing.subheader]   # its own tab, trained when opened
 
 
 def test_version_ledger_view(failing):
@@ -63,7 +65,10 @@ def test_anomaly_view_quotes_the_label_line_of_the_blogs_script(failing):
 
 
 def test_fix_gallery_view(failing):
-    table = failing.table[1].value
+    open_tab(failing, "Fix gallery", key="failure_view")
+    assert not failing.exception
+    assert failing.error[0].value.startswith("**`loss.backward()` raised")   # the lesson's first screen stays
+    table = failing.table[0].value
     assert list(table.variant) == [v.name for v in VARIANTS]
     message = train(Config(detach=False, **SETTINGS)).error.message
     assert table.outcome[0] == f"RuntimeError: {message}"
@@ -130,6 +135,7 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     import ui.tabs.failure.script as script
     import ui.tabs.gradients as gradients
 
+    open_tab(failing, "Fix gallery", key="failure_view")
     calls = []
     for module, name in ((lesson, "autopsy"), (script, "run_isolated"), (gallery, "run_variant"),
                          (gradients, "tied_gradient_ledger")):
@@ -139,6 +145,8 @@ def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     failing.checkbox(key="detach").check().run()
     open_tab(failing, GRADIENTS)
     failing.checkbox(key="detach").uncheck().run()
+    open_tab(failing, "Inside the failure", key="failure_view")
+    open_tab(failing, "Fix gallery", key="failure_view")
     assert not failing.exception
     assert calls == ["tied_gradient_ledger"]  # the only view not yet seen for these settings
 
@@ -153,7 +161,7 @@ def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
 
 
 def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
-    assert "5. The blog's “more vivid example”, run" in [s.value for s in failing.subheader]
+    assert "4. The blog's “more vivid example”, run" in [s.value for s in failing.subheader]
     vivid = failing.table[-1].value
     assert list(vivid["loss.backward()"][:2]) == ["✓ runs", "✓ runs"]
     assert all(v.startswith("✗ RuntimeError") for v in vivid["loss.backward()"][2:])

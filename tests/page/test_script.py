@@ -15,7 +15,8 @@ from fitlab.explain import decode
 from fitlab.explain.decode import MAX_CHARS
 from fitlab.failure.blog_script import blog_script
 from fitlab.failure.explained import SCRIPT_NAME, explained_blog
-from tests.page.helpers import open_page
+from fitlab.failure.fixes import VARIANTS
+from tests.page.helpers import open_page, open_tab
 
 SCRIPT_HEAD = "# The blog's script"
 LINES = {  # role: (the code the report must point at, the script's line that called it)
@@ -107,9 +108,12 @@ def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
     assert f'line {line_of(script, LINES["saved"][0])}, in get_label' in anomaly
     captions = " ".join(c.value for c in at.caption)
     assert f"is after line {line_of(script, 'net.apply(init_weight)')}" in captions
-    assert f"change line {line_of(script, LINES['saved'][0])}" in captions
     report = next(c.value for c in at.code if c.value.startswith("[torch.FloatTensor"))
     assert f"{SCRIPT_NAME}:{line_of(script, LINES['written'][0])}" in report and "<string>" not in report
+    open_tab(at, "Fix gallery", key="failure_view")   # the gallery cites the same script's lines
+    gallery_note = next(c.value for c in at.caption if c.value.startswith("In the blog's script"))
+    assert f"change line {line_of(script, LINES['saved'][0])}" in gallery_note
+    assert f"*retain_graph=True* changes line {line_of(script, LINES['failed'][0])}" in gallery_note
 
 
 def test_the_views_keep_their_order_under_the_script():
@@ -117,7 +121,8 @@ def test_the_views_keep_their_order_under_the_script():
     headers = [h.value for h in at.header]
     assert headers.index("The blog's script, run for real") < headers.index("Inside the failure")
     assert [s.value for s in at.subheader][:4] == [
-        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace", "4. Fix gallery"]
+        "1. Version ledger", "2. The labels' autograd graph", "3. Anomaly trace",
+        "4. The blog's “more vivid example”, run"]
 
 
 # --- Decode your own message --------------------------------------------------
@@ -233,4 +238,8 @@ def test_a_worker_that_times_out_gives_a_plain_warning(monkeypatch):
     assert any(i.value.startswith("Not shown") for i in at.info)
     assert not [c for c in at.code if c.value.startswith(SCRIPT_HEAD)]
     assert not [h for h in at.get("html") if 'class="fitlab-script"' in h.proto.body]
-    assert "4. Fix gallery" in [s.value for s in at.subheader]
+    assert "4. The blog's “more vivid example”, run" in [s.value for s in at.subheader]
+    open_tab(at, "Fix gallery", key="failure_view")   # the gallery stands without the script's note
+    assert not at.exception and "Fix gallery" in [s.value for s in at.subheader]
+    assert len(at.table[0].value) == len(VARIANTS)
+    assert not [c for c in at.caption if c.value.startswith("In the blog's script")]

@@ -153,7 +153,8 @@ def recording_note(run: Run) -> str:
 
 
 def watch_section(run: Run, log_scale: bool) -> None:
-    """The scrubbable pictures of a finished run, with one slider and Play."""
+    """The scrubbable pictures of a finished run, with one slider and Play.
+    Their data stay tables, converted as they are drawn: see ui/charts.py."""
     panels = spec(watch_panels, (run.config, log_scale), run, log_scale)
     with st.container(key="watch"):
         st.subheader("Watch it learn")

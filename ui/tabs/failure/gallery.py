@@ -28,8 +28,8 @@ from ui.tabs.failure.script import line_of, marks_of
 
 
 def gallery_section(config: Config) -> None:
-    """4. Every candidate fix, run for real on these settings."""
-    st.subheader("4. Fix gallery")
+    """Every candidate fix, run for real on these settings."""
+    st.subheader("Fix gallery")
     run_for = gallery_config(config)
     epochs = (f"{config.epochs} epochs" if run_for.epochs == config.epochs else
               f"the first {run_for.epochs} of your {config.epochs} epochs, so that the whole "
@@ -150,6 +150,7 @@ def script_gallery_note(explained: ExplainedBlog) -> str | None:
     reinit, backward = marks_of(explained, "written", True), marks_of(explained, "failed", False)
     if not (label and write and reinit and backward):
         return None
-    return (f"In the script above, the label variants change {line_of(label[0])}; the deep copy goes "
+    return (f"In the blog's script (the *Inside the failure* tab), the label variants change "
+            f"{line_of(label[0])}; the deep copy goes "
             f"before {line_of(reinit[0])}; *re-init through .data* changes {line_of(write[0])}; "
             f"*retain_graph=True* changes {line_of(backward[0])}.")

@@ -77,7 +77,7 @@ def graph_section(replay: Autopsy) -> None:
                "torch skips the version check, the first step's gradients come from the "
                "re-initialised weights (wrong), and the blog's loop then fails at the second step, backward "
                "through the graph the first backward freed; only with `retain_graph=True` would it "
-               "go on training on wrong gradients (the gallery runs it).")
+               "go on training on wrong gradients (the *Fix gallery* tab runs it).")
 
 
 def script_graph_note(explained: ExplainedBlog) -> str | None:
@@ -144,8 +144,8 @@ def cached_vivid_example(config: Config) -> tuple[VividCase, ...]:
 
 
 def vivid_section(cases: tuple[VividCase, ...]) -> None:
-    """5. The blog's "more vivid example", run on this net and on one ending in ReLU."""
-    st.subheader("5. The blog's “more vivid example”, run")
+    """4. The blog's "more vivid example", run on this net and on one ending in ReLU."""
+    st.subheader("4. The blog's “more vivid example”, run")
     st.markdown(vivid_note(cases))
     with st.container(key="vivid_example"):   # the lesson's last picture: a handle for tools/bench_browser
         st.table(vivid_table(cases).style.hide(axis="index"))
