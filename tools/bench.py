@@ -125,7 +125,7 @@ def no_frames():
 def recording_report(rounds: int) -> str:
     """Frames per case: count, bytes, training time with them over without
     (interleaved rounds, medians), and the view's spec build over training."""
-    from fitlab.watch_charts import watch_spec
+    from fitlab.watch_charts import watch_panels
 
     lines = ["", "| recording | frames | bytes | train with / without frames | spec build / train | sent |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -136,14 +136,16 @@ def recording_report(rounds: int) -> str:
             with no_frames():
                 without.append(seconds(lambda: fitlab.train(config)))
             run = fitlab.train(config)
-            build.append(seconds(lambda: watch_spec(run)))
-        spec = watch_spec(run)
-        data_bytes = sum(int(t.memory_usage(index=False).sum()) for t in spec.pop("datasets").values())
+            build.append(seconds(lambda: watch_panels(run)))
+        specs = watch_panels(run).values()
+        tables = [t for spec in specs for t in spec.pop("datasets").values()]
+        data_bytes = sum(int(t.memory_usage(index=False).sum()) for t in tables)
+        spec_bytes = sum(len(json.dumps(spec)) for spec in specs)
         trained = statistics.median(with_frames)
         lines.append(f"| {name} | {len(run.frames.epochs)} | {run.frames.nbytes / 1e6:.2f} MB | "
                      f"{trained / statistics.median(without):.2f}× | "
                      f"{statistics.median(build) / trained:.2f}× ({statistics.median(build) * 1e3:.0f} ms) | "
-                     f"spec {len(json.dumps(spec)) / 1e3:.0f} kB + data {data_bytes / 1e6:.2f} MB |")
+                     f"specs {spec_bytes / 1e3:.0f} kB + data {data_bytes / 1e6:.2f} MB |")
     return "\n".join(lines)
 
 

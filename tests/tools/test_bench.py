@@ -23,3 +23,15 @@ def test_a_config_slower_than_the_blog_loop_is_reported_missed():
     text = report(medians({"epochs 1000": 0.6}), sweep_seconds=0.01, rounds=5)
     assert "- no config slower than the blog's loop (slowest: epochs 1000): 0.5× MISSED" in text
     assert "- sweep of 64 configs ≥ 150× per config: 30.0× MISSED" in text
+
+
+def test_the_recording_table_measures_the_watch_views_real_specs(monkeypatch):
+    import fitlab
+    from tools import bench
+
+    config = fitlab.Config(epochs=3)
+    monkeypatch.setattr(bench, "RECORDING_CASES", {"tiny": config})
+    row = bench.recording_report(1).splitlines()[-1]
+    frames = fitlab.train(config).frames
+    assert row.startswith(f"| tiny | {len(frames.epochs)} | {frames.nbytes / 1e6:.2f} MB |"), row
+    assert "specs " in row and " kB + data " in row
