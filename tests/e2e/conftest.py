@@ -142,11 +142,19 @@ def page(browser):
         yield page
 
 
-def pytest_terminal_summary(terminalreporter):
-    """Print the waiting times the browser suite measured."""
-    from .timings import TIMINGS
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The waiting times recorded since the last report travel with this one
+    (under xdist, from the worker to the summary that tests/conftest.py prints)."""
+    from .timings import TIMINGS, WAIT
 
-    if TIMINGS:
-        terminalreporter.section("fitlab: what a person waits for (browser suite)")
-        for what, seconds in TIMINGS.items():
-            terminalreporter.write_line(f"{seconds:6.2f} s  {what}")
+    report = yield
+    sent = item.config.stash.setdefault(_SENT, {})
+    for what, seconds in TIMINGS.items():
+        if sent.get(what) != seconds:
+            sent[what] = seconds
+            report.user_properties.append((WAIT + what, seconds))
+    return report
+
+
+_SENT = pytest.StashKey[dict]()

@@ -2,6 +2,8 @@
 of the pytest run (information, never asserted)."""
 
 TIMINGS: dict[str, float] = {}
+# How a report's user_properties name a waiting time (tests/e2e/conftest.py).
+WAIT = "fitlab wait: "
 
 
 def record(what: str, seconds: float) -> None:

@@ -2,6 +2,7 @@
 fails exactly as fitlab.train says, or trains to fitlab's and the blog loop's losses."""
 
 import ast
+import json
 import math
 import re
 import subprocess
@@ -22,6 +23,42 @@ def run_python(script: str, tmp_path) -> subprocess.CompletedProcess:
                           timeout=300, check=False)
 
 
+# Runs each script given as the main module, one after the other in one
+# python (one import of torch for them all, ~2 s each otherwise), and prints
+# what `python SCRIPT` would have: the exit status, the output, the traceback.
+# test_a_script_ends_in_the_batch_as_with_python holds it to the real thing.
+_BATCH = """
+import contextlib, io, json, runpy, sys, traceback
+ran = []
+for path in sys.argv[1:]:
+    out, err, status = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except Exception:
+            traceback.print_exc()
+            status = 1
+    ran.append(dict(returncode=status, stdout=out.getvalue(), stderr=err.getvalue()))
+print(json.dumps(ran))
+"""
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """What each script of this module's configs did, run in one batch."""
+    folder = tmp_path_factory.mktemp("blog-scripts")
+    scripts = [blog_script(c) for c in [*(Config(detach=False, **o) for o in FAILING),
+                                        *(Config(engine="autograd", **o) for o in TRAINING), UNTIED]]
+    paths = []
+    for i, script in enumerate(scripts):
+        paths.append(folder / f"blog{i}.py")
+        paths[-1].write_text(script)
+    batch = subprocess.run([sys.executable, "-c", _BATCH, *map(str, paths)], cwd=folder, capture_output=True,
+                           text=True, timeout=900, check=True)
+    return {script: subprocess.CompletedProcess([], **result)
+            for script, result in zip(scripts, json.loads(batch.stdout))}
+
+
 FAILING = [
     dict(),
     dict(width=7, shared_repeats=3, seed=4),
@@ -32,9 +69,9 @@ FAILING = [
 
 
 @pytest.mark.parametrize("overrides", FAILING, ids=str)
-def test_undetached_script_fails_as_fitlab_says(overrides, tmp_path, trained):
+def test_undetached_script_fails_as_fitlab_says(overrides, ran, trained):
     config = Config(detach=False, **overrides)
-    proc = run_python(blog_script(config), tmp_path)
+    proc = ran[blog_script(config)]
     assert proc.returncode == 1
     expected = trained(config).error
     assert proc.stderr.rstrip("\n").splitlines()[-1] == f"{expected.type}: {expected.message}"
@@ -62,9 +99,9 @@ def assert_close(ours, theirs):
 
 
 @pytest.mark.parametrize("overrides", TRAINING, ids=str)
-def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, tmp_path, trained, blog_loop):
+def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, ran, trained, blog_loop):
     config = Config(engine="autograd", **overrides)
-    proc = run_python(blog_script(config), tmp_path)
+    proc = ran[blog_script(config)]
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
     assert len(losses) == config.epochs
@@ -75,14 +112,26 @@ def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, tmp
     assert re.search(r"^test loss \S+$", proc.stdout, re.MULTILINE)
 
 
-def test_untied_script_trains_as_fitlabs_untied_student(tmp_path, trained):
-    config = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
-    proc = run_python(blog_script(config), tmp_path)
+UNTIED = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
+
+
+def test_untied_script_trains_as_fitlabs_untied_student(ran, trained):
+    config = UNTIED
+    proc = ran[blog_script(config)]
     assert proc.returncode == 0, proc.stderr
     losses = printed_losses(proc.stdout)
     assert_close(losses, list(trained(config).history.train_loss[1:]))
     tied = trained(Config(engine="autograd", shared_repeats=3, width=4, epochs=25, lr=0.05))
     assert losses[-1] != pytest.approx(tied.history.train_loss.iloc[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize("config", [Config(detach=False), Config(engine="autograd")], ids=["fails", "trains"])
+def test_a_script_ends_in_the_batch_as_with_python(config, ran, tmp_path):
+    alone, batched = run_python(blog_script(config), tmp_path), ran[blog_script(config)]
+    assert alone.returncode == batched.returncode == (0 if config.detach else 1), alone.stderr
+    assert alone.stdout == batched.stdout
+    assert alone.stderr.splitlines()[-1:] == batched.stderr.splitlines()[-1:]
+    assert ("loss.backward()" in alone.stderr) == ("loss.backward()" in batched.stderr) == (not config.detach)
 
 
 @pytest.mark.parametrize("repeats", [0, 1, 8])

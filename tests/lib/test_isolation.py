@@ -136,8 +136,9 @@ def _train_all(out: list) -> None:
             out.append((config, run_variant(config, BLOG)))
 
 
-def _trainers(threads: int = 2) -> tuple[float, list]:
-    """Seconds for `threads` threads, each training every config ROUNDS times."""
+def trainers(threads: int = 2) -> tuple[float, list]:
+    """Seconds for `threads` threads, each training every config ROUNDS times,
+    and their (config, run) pairs. (tools/bench_isolation.py times them.)"""
     results: list = []
     workers = [threading.Thread(target=_train_all, args=(results,)) for _ in range(threads)]
     started = time.perf_counter()
@@ -152,7 +153,6 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
     replayed = Config(detach=False, width=7)
     alone = {c: train(c) for c in FAILING + TRAINING}
     expected_trace = seen(run_isolated(explained_blog, replayed))  # also warms a worker
-    control_before, _ = _trainers()
 
     traces, stop = [], threading.Event()
 
@@ -160,17 +160,30 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
         while not stop.is_set():
             traces.append(seen(run_isolated(explained_blog, replayed)))
 
-    looping = threading.Thread(target=replay_loop)
+    # In-process, the replay slowed other sessions' autograd runs 6-7x: anomaly
+    # mode is process-wide. Here it is never on in this process while the
+    # replays run (what that costs in time: python -m tools.bench_isolation).
+    anomaly_seen, sampling = [], threading.Event()
+
+    def sample_anomaly_mode():
+        while not sampling.is_set():
+            anomaly_seen.append(torch.is_anomaly_enabled())
+            time.sleep(0.001)
+
+    looping, sampler = threading.Thread(target=replay_loop), threading.Thread(target=sample_anomaly_mode)
     looping.start()
+    sampler.start()
     try:
-        with_replays, results = _trainers()
+        _, results = trainers()
     finally:
         stop.set()
         looping.join()
-    control_after, _ = _trainers()
+        sampling.set()
+        sampler.join()
 
     assert len(traces) >= 2  # the replays really ran alongside
     assert all(t == expected_trace for t in traces)
+    assert anomaly_seen and not any(anomaly_seen)
     assert len(results) == 2 * ROUNDS * (len(alone) + len(FAILING))
     for config, run in results:
         if config.detach:
@@ -180,13 +193,6 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
         else:
             assert run.error.message == alone[config].error.message
             assert "Good luck" not in run.error.message  # anomaly mode's wording
-    control = max(control_before, control_after)
-    ratio = with_replays / control
-    print(f"\ntrainers alone {control_before:.2f} s / {control_after:.2f} s, "
-          f"with {len(traces)} replays alongside {with_replays:.2f} s: {ratio:.2f}x")
-    # In-process, the replay slowed other sessions' autograd runs 6-7x; a worker
-    # process costs them a share of the two cores at most.
-    assert ratio < 3
 
 
 def test_workers_end_when_the_server_is_killed():
