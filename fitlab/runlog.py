@@ -16,7 +16,7 @@ LOG_LIMIT = 12
 # Seconds a run must have been on screen to count as looked at: arrow keys on a
 # slider ask for the next run a few tenths of a second after the last was drawn
 # (or before), and a person who stops to look stays longer.
-STEP_SETTLE = 1.5
+STEP_SETTLE = 2.0
 
 
 def describe_changes(config: Config) -> str:
