@@ -181,7 +181,8 @@ class Figures:
             f"{len(self.heavy)} heavy sessions: the slowest heard back after "
             f"{max((h for h in heard if h is not None), default=float('nan')):.2f} s"
             f"{f', {silent} heard nothing' if silent else ''}; {len(told)} were told their place "
-            f"(the longest silence before a first place or between updates {max(gaps, default=0):.2f} s); "
+            f"(the longest silence before a first place or between updates {max(gaps, default=0):.2f} s, "
+            f"goal 2 s); "
             f"{sum(h.busy for h in self.heavy)} were told the server is busy",
             f"a new visitor's cached default page: first chart after {_s(self.visitor.chart)}",
             f"health check: {_s(self.health)}",
