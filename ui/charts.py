@@ -7,12 +7,9 @@ options never changes, so its spec is built once and drawn as Vega-Lite.
 A spec made here keeps its data sets as the Arrow bytes Streamlit sends:
 given a table (or Altair's rows), `st.vega_lite_chart` converts it through
 pandas to Arrow on every draw; bytes it sends as they are. The watch view's
-pictures (ui/tabs/watch.py) are memoised here too but keep their tables:
-converting theirs once as well took their 0.26 s off a cached default page's
-0.38 s rerun (cProfile of the script thread, 2026-12-01, load 4), and then
-they reached the browser right behind the loss chart and were drawn with it,
-so the loss chart came later: detach ticked again drew it in 1.48–1.72 s
-against 0.72–0.98 s (three pairs of fresh servers, Chromium, load 5–6).
+pictures (ui/tabs/watch.py, a dict of specs) keep their tables: converted
+once as well, they reached the browser right behind the loss chart and were
+drawn with it, so the loss chart came later (figures in docs/browser.md).
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@ failure_diagnosis: the blog's script run for real, and the failure explained
 like a debugger would; the fix gallery (fix_gallery) in a tab of its own,
 trained when it is opened. Every number shown comes from a real replay.
 
-The gallery trains its variants for real, most of them to the end: 6.4–8.2 s
-of a 7.9–10 s lesson (AppTest, a warm worker, load 6.6, 2026-12-01) against
-0.2 s for everything else the lesson shows, so the script and the views do
+The gallery trains its variants for real, most of them to the end, which
+was most of the lesson's time (docs/browser.md): the script and the views do
 not wait for it."""
 
 from __future__ import annotations
