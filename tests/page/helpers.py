@@ -36,6 +36,12 @@ def open_page(timeout: float = 60, **query) -> AppTest:
     instances) and `query` as the URL's query parameters."""
     st.cache_data.clear()
     st.cache_resource.clear()
+    return run_page(timeout, **query)
+
+
+def run_page(timeout: float = 60, **query) -> AppTest:
+    """The page after its first run with `query` as the URL's query
+    parameters, on the caches as they are (a later visitor's page)."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value

@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.tabs.training as training
-from tests.page.helpers import APP
+from tests.page.helpers import run_page
 from ui import charts
 
 QUERY = {"width": "16", "epochs": "20"}  # small enough for coloured tables: the padding is needed too
@@ -38,10 +38,7 @@ def fresh_caches():
 
 
 def view() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in QUERY.items():
-        at.query_params[key] = value
-    at.run()
+    at = run_page(120, **QUERY)
     assert not at.exception
     return at
 

@@ -21,7 +21,7 @@ import ui.charts as charts
 from fitlab import Config, train
 from fitlab.charts import loss_chart
 from fitlab.watch_charts import watch_panels
-from tests.page.helpers import APP
+from tests.page.helpers import run_page
 
 # Non-default settings: every number below depends on them.
 QUERY = {"width": "6", "epochs": "12", "lr": "0.03"}
@@ -53,10 +53,7 @@ def conversions(monkeypatch):
 
 
 def view() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in QUERY.items():
-        at.query_params[key] = value
-    at.run()
+    at = run_page(120, **QUERY)
     assert not at.exception
     return at
 
