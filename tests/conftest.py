@@ -72,6 +72,18 @@ def diverged(trained) -> Run:
 
 
 @pytest.fixture
+def empty_cache():
+    """Streamlit's caches empty before and after the test (they outlive AppTest instances)."""
+    import streamlit as st  # only for the tests that use it
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
 def app():
     """The page after its first run, with empty caches (tests/page/helpers.py)."""
     from tests.page.helpers import open_page  # Streamlit: only for the tests that open the page

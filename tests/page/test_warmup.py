@@ -6,20 +6,11 @@ import threading
 import time
 
 import pytest
-import streamlit as st
 
 import fitlab
 from fitlab import Config
 from ui import warmup
 from ui.state import run_cache
-
-
-@pytest.fixture
-def empty_cache():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
 
 
 def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(empty_cache, monkeypatch):

@@ -7,21 +7,9 @@ from __future__ import annotations
 import os
 import threading
 
-import pytest
-import streamlit as st
-
 import fitlab
 from fitlab import isolation
 from ui import warmup
-
-
-@pytest.fixture
-def empty_cache():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def test_warm_up_survives_its_worker_dying(empty_cache, monkeypatch):
