@@ -23,7 +23,8 @@ else:
     from ui.tabs.gradients import tied_gradient_section
     from ui.tabs.student import student_section
     from ui.tabs.sweep import sweep_section
-    from ui.tabs.training import loss_section, parameter_tables, watch
+    from ui.tabs.training import loss_section, parameter_tables
+    from ui.tabs.watch import watch_section
     from ui.warmup import page_ran
     from ui.words import intro_html
 
@@ -61,14 +62,15 @@ else:
             else:
                 # Tabs rerun the page when switched, so a tab's content is drawn only
                 # while it is open: the browser renders one tab, not five (ui/state.py).
-                training, student, gradients, compare, sweep = st.tabs(
-                    ["Training", "Student vs teacher", "The shared layer's gradients", "Compare runs", "Sweep"],
-                    key="view", on_change="rerun")
+                training, watching, student, gradients, compare, sweep = st.tabs(
+                    ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
+                     "Compare runs", "Sweep"], key="view", on_change="rerun")
                 with training:
                     loss_section(run)
-                    if training.open:
-                        watch(run)
                     parameter_tables(run)
+                with watching:
+                    if watching.open:  # its six pictures are half a page's drawing: only when asked for
+                        watch_section(run)
                 with student:
                     if student.open:
                         student_section(run)

@@ -56,6 +56,17 @@ def open_page(page, url: str) -> None:
     wait_idle(page)
 
 
+def open_watch(page) -> None:
+    """Open the Watch it learn tab and wait for its six pictures drawn: it
+    waits on what the tab draws, not on seeing its rerun start (see the
+    sweep's browser test)."""
+    tab = page.get_by_role("tab", name="Watch it learn")
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+    expect(page.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
+    wait_idle(page)
+
+
 def rerun_after(page, action) -> None:
     """Do `action` (which makes the app rerun) and wait for that rerun to end."""
     page.evaluate(_WATCH_RUNS)

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from .browsing import CHART, DOCS, browser_page, expect, open_page, rerun_after, toggle_detach
+from .browsing import CHART, DOCS, browser_page, expect, open_page, open_watch, rerun_after, toggle_detach
 
 pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
                                 reason="set FITLAB_SCREENSHOTS=1 to retake the README's pictures")
@@ -57,6 +57,7 @@ def test_comparison_views(tall_page, server):
 def test_watch_it_learn(tall_page, server):
     page = tall_page
     open_page(page, server)
+    open_watch(page)
     watch = page.locator(".st-key-watch")
     expect(watch.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
     page.locator('.fitlab-player input[data-role="epoch"]').fill("20")

@@ -3,7 +3,7 @@ every picture with no script rerun (the app's run state stays idle)."""
 
 from __future__ import annotations
 
-from .browsing import APP, expect, open_page
+from .browsing import APP, expect, open_page, open_watch
 
 WATCH = ".st-key-watch_pictures"
 SLIDER = '.fitlab-player input[data-role="epoch"]'
@@ -39,6 +39,7 @@ def no_rerun_within(page, ms: int) -> bool:
 
 def test_moving_the_epoch_redraws_the_pictures_without_a_rerun(page, server):
     open_page(page, server)
+    open_watch(page)
     expect(page.locator(TITLE)).to_have_count(6)
     expect(page.locator(READOUT)).to_have_text("epoch 100 of 100")
     before = drawing(page)
@@ -57,6 +58,7 @@ def test_moving_the_epoch_redraws_the_pictures_without_a_rerun(page, server):
 
 def test_play_advances_through_the_frames_and_pause_stops(page, server):
     open_page(page, server)
+    open_watch(page)
     expect(page.locator(READOUT)).to_have_text("epoch 100 of 100")
     page.evaluate(_WATCH_STATE)
     page.locator(PLAY).click()                    # at the end: plays from the start

@@ -14,7 +14,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.watch_weights import layer_movement
 
-from .browsing import browser_page, expect, open_page
+from .browsing import browser_page, expect, open_page, open_watch
 
 pytestmark = pytest.mark.browser
 
@@ -49,6 +49,7 @@ def changed_share(before: np.ndarray, after: np.ndarray) -> float:
 
 def test_the_change_since_epoch_0_is_plainly_visible_at_the_defaults(page, server):
     open_page(page, server)
+    open_watch(page)
     expect(page.locator(PICTURE.format("change"))).to_have_count(1)
     at_end = pixels(page, "change")
     move_to(page, 0)
@@ -77,6 +78,7 @@ def axis_labels(page, name: str, title: str) -> list[str]:
 
 def test_the_prediction_axis_follows_the_predictions_shown(page, server):
     open_page(page, server)
+    open_watch(page)
     expect(page.locator(PICTURE.format("predictions"))).to_have_count(1)
     run = train(Config())
     final = run.test_predictions.prediction
@@ -92,6 +94,7 @@ def test_the_prediction_axis_follows_the_predictions_shown(page, server):
 
 def test_one_slider_one_readout_and_play_stops_clearly_or_loops(page, server):
     open_page(page, server)
+    open_watch(page)
     watch = page.locator(".st-key-watch")
     expect(page.locator(SLIDER)).to_have_count(1)
     # The charts' own inputs are hidden: the page's slider is the only one seen.
@@ -117,6 +120,7 @@ def test_one_slider_one_readout_and_play_stops_clearly_or_loops(page, server):
 def test_at_phone_size_the_pictures_stack_in_the_screen_with_the_controls_in_reach(browser, server):
     with browser_page(browser, viewport=PHONE, is_mobile=True, has_touch=True) as phone:
         open_page(phone, server)
+        open_watch(phone)
         pictures = phone.locator(".st-key-watch_pictures svg.marks")
         expect(pictures).to_have_count(6)
         boxes = pictures.evaluate_all("(els) => els.map((e) => e.getBoundingClientRect().toJSON())")

@@ -21,7 +21,7 @@ import ui.charts as charts
 from fitlab import Config, train
 from fitlab.charts import loss_chart
 from fitlab.watch_charts import watch_panels
-from tests.page.helpers import run_page
+from tests.page.helpers import open_tab, run_page
 
 # Non-default settings: every number below depends on them.
 QUERY = {"width": "6", "epochs": "12", "lr": "0.03"}
@@ -53,7 +53,9 @@ def conversions(monkeypatch):
 
 
 def view() -> AppTest:
-    at = run_page(120, **QUERY)
+    """The page with its Watch it learn tab open: the loss chart (drawn on
+    every tab) and the six pictures."""
+    at = open_tab(run_page(120, **QUERY), "Watch it learn")
     assert not at.exception
     return at
 

@@ -1,10 +1,12 @@
-"""The Training tab's scrubbed view, through AppTest (the browser suite
-moves it: tests/e2e)."""
+"""The Watch it learn tab's scrubbed view, through AppTest (the browser
+suite moves it: tests/e2e)."""
 
 import json
 
 from fitlab import Config, train
-from tests.page.helpers import open_page
+from tests.page.helpers import open_page, open_tab
+
+WATCH = "Watch it learn"
 
 
 def watch_elements(at):
@@ -16,8 +18,8 @@ def watch_charts(at):
     return [json.loads(c.proto.spec) for c in watch_elements(at)]
 
 
-def test_the_training_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
-    at = open_page()
+def test_the_watch_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
+    at = open_tab(open_page(), WATCH)
     assert not at.exception
     specs = watch_charts(at)
     assert len(specs) == 6      # loss, distance, predictions, diagram, change, weights
@@ -39,14 +41,15 @@ def test_the_lesson_has_no_scrubbed_view():
     assert not [h for h in at.get("html") if "fitlab-player" in h.proto.body]
 
 
-def test_the_scrubbed_view_is_drawn_only_while_the_training_tab_is_open():
-    from tests.page.helpers import open_tab
-
+def test_the_scrubbed_view_is_drawn_only_while_its_tab_is_open():
     at = open_page()
+    assert watch_charts(at) == []      # the default page: the Training tab, its loss chart alone
+    assert len(at.get("vega_lite_chart")) == 1
+    open_tab(at, WATCH)
     assert len(watch_charts(at)) == 6
     open_tab(at, "Compare runs")
     assert watch_charts(at) == []
-    open_tab(at, "Training")
+    open_tab(at, WATCH)
     assert len(watch_charts(at)) == 6
 
 

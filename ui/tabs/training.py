@@ -1,5 +1,5 @@
-"""The Training tab: final losses, the loss chart and its CSV, the run at
-any epoch (ui/tabs/watch.py), the teacher's and the student's parameters."""
+"""The Training tab: final losses, the loss chart and its CSV, the
+teacher's and the student's parameters."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from fitlab.run import Run
 from fitlab.tables import history_csv, history_file_name
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import draw
-from ui.tabs.watch import watch_section
 from ui.words import FIELD_LABELS, loss_change
 
 
@@ -147,11 +146,6 @@ def loss_section(run: Run) -> None:
     st.download_button("Download the loss history (CSV)", data=history_csv(run),
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history",
                        on_click="ignore")
-
-
-def watch(run: Run) -> None:
-    """The run's pictures at any epoch, scrubbed and played in the browser."""
-    watch_section(run, st.session_state.get("log_scale", True))
 
 
 # Styling is a Python call per cell and a CSS rule sent per cell: beyond

@@ -1,5 +1,7 @@
-"""Watch it learn: the run's pictures at one epoch, one slider to scrub
-through the recorded frames, and Play, all in the browser.
+"""The Watch it learn tab: the run's pictures at one epoch, one slider to
+scrub through the recorded frames, and Play, all in the browser. Its own tab,
+drawn only while open: its six pictures cost the browser about as much as
+the rest of the Training tab (docs/browser.md).
 
 Each picture is a Vega-Lite spec of its own (fitlab.watch_charts) whose
 epoch parameter is bound to a range input: Vega redraws it when the input
@@ -152,12 +154,14 @@ def recording_note(run: Run) -> str:
     return " ".join(notes)
 
 
-def watch_section(run: Run, log_scale: bool) -> None:
-    """The scrubbable pictures of a finished run, with one slider and Play.
-    Their data stay tables, converted as they are drawn: see ui/charts.py."""
+def watch_section(run: Run) -> None:
+    """The Watch it learn tab: the scrubbable pictures of a finished run, with
+    one slider and Play. Their data stay tables, converted as they are drawn:
+    see ui/charts.py."""
+    # Its loss panel follows the Training tab's Log scale toggle, drawn earlier in every run.
+    log_scale = st.session_state.get("log_scale", True)
     panels = spec(watch_panels, (run.config, log_scale), run, log_scale)
     with st.container(key="watch"):
-        st.subheader("Watch it learn")
         st.markdown(watch_note(run))
         st.html(player_html(run), unsafe_allow_javascript=True)
         with st.container(key="watch_pictures"):   # a stable handle for the player and the browser tests
