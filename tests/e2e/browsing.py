@@ -56,15 +56,26 @@ def open_page(page, url: str) -> None:
     wait_idle(page)
 
 
-def open_watch(page) -> None:
-    """Open the Watch it learn tab and wait for its six pictures drawn: it
-    waits on what the tab draws, not on seeing its rerun start (see the
-    sweep's browser test)."""
-    tab = page.get_by_role("tab", name="Watch it learn")
+def open_tab(page, name: str, drawn=None) -> None:
+    """Click the tab `name` and wait for what it draws (`drawn`, a locator;
+    by default the first element of its panel), then for the app to be idle.
+
+    Not rerun_after: a tab's rerun is quick, and its start and end can reach
+    the page together and be drawn in one render, which no observer of the
+    run state sees (waiting to see it timed out in two of six full runs)."""
+    tab = page.get_by_role("tab", name=name)
     tab.click()
     expect(tab).to_have_attribute("aria-selected", "true")
-    expect(page.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
+    if drawn is None:
+        drawn = page.get_by_role("tabpanel", name=name).locator('[data-testid="stElementContainer"]').first
+    expect(drawn).to_be_visible()
     wait_idle(page)
+
+
+def open_watch(page) -> None:
+    """Open the Watch it learn tab, to its six pictures drawn."""
+    open_tab(page, "Watch it learn")
+    expect(page.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
 
 
 def rerun_after(page, action) -> None:

@@ -10,7 +10,7 @@ import pytest
 from fitlab import Config
 from fitlab.failure.fixes import DETACH, VARIANTS, fix_gallery, references
 
-from .browsing import expect, open_page, rerun_after
+from .browsing import expect, open_page, open_tab
 
 pytestmark = pytest.mark.browser
 
@@ -22,7 +22,7 @@ def test_the_lesson_is_whole_without_the_gallery_which_trains_when_its_tab_opens
     expect(page.locator(".st-key-marked_script pre [data-mark]").first).to_be_visible()
     expect(page.locator(".st-key-vivid_example table")).to_be_visible()
     expect(page.locator(GALLERY)).to_have_count(0)   # nothing of it drawn, nothing of it trained
-    rerun_after(page, lambda: page.get_by_role("tab", name="Fix gallery").click())
+    open_tab(page, "Fix gallery", page.locator(f"{GALLERY} tbody tr").first)
     rows = page.locator(f"{GALLERY} tbody tr")
     expect(rows).to_have_count(len(VARIANTS))
     outcomes = fix_gallery(Config(detach=False, lr=0.07, width=6))

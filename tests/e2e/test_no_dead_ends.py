@@ -15,7 +15,7 @@ from fitlab import Config, train
 from fitlab.affordable import nearest_affordable
 from fitlab.runlog import parameters_csv
 
-from .browsing import DRAWN_CHART, expect, open_page, rerun_after
+from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -69,7 +69,7 @@ def test_two_quick_downloads_both_arrive_every_time(page, server, tmp_path):
     open_page(page, server)
     thumb = page.get_by_role("slider", name="Hidden width")
     rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))      # a second run, width 6
-    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
+    open_tab(page, "Compare runs", page.locator(".st-key-download_parameters button"))
     for _ in range(2):
         got = clicked_downloads(page, ["download_runs", "download_parameters", "download_parameters"], tmp_path)
         runs, parameters = (next(t for t in got if word in t.splitlines()[0]) for word in ("train_loss", "parameter"))
@@ -102,7 +102,7 @@ _DRAWN = """(svg) => ({
 
 def test_student_vs_teacher_pictures_agree_with_their_captions(page, server):
     open_page(page, server)
-    rerun_after(page, lambda: page.get_by_role("tab", name="Student vs teacher").click())
+    open_tab(page, "Student vs teacher")
     panel = page.get_by_role("tabpanel", name="Student vs teacher")
     charts = panel.locator('[data-testid="stVegaLiteChart"] svg.marks')
     expect(charts).to_have_count(3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .browsing import expect, open_page, rerun_after
+from .browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -15,9 +15,9 @@ def logged_runs(page) -> list[str]:
     """The run log's entries, as the Compare tab's chart names them in its legend
     (a new run joins the overlay)."""
     tab = page.get_by_role("tab", name="Compare runs")
-    if tab.get_attribute("aria-selected") != "true":
-        rerun_after(page, tab.click)
     svg = page.get_by_role("tabpanel", name="Compare runs").locator('[data-testid="stVegaLiteChart"] svg.marks')
+    if tab.get_attribute("aria-selected") != "true":
+        open_tab(page, "Compare runs", svg)
     expect(svg).to_have_count(1)
     return svg.locator(".role-legend-label text").all_text_contents()
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from .browsing import CHART, DOCS, browser_page, expect, open_page, open_watch, rerun_after, toggle_detach
+from .browsing import CHART, DOCS, browser_page, expect, open_page, open_tab, open_watch, rerun_after, toggle_detach
 
 pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
                                 reason="set FITLAB_SCREENSHOTS=1 to retake the README's pictures")
@@ -43,12 +43,12 @@ def test_comparison_views(tall_page, server):
     lr = page.get_by_role("spinbutton", name="Learning rate")
     rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
 
-    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
+    open_tab(page, "Compare runs")
     panel = page.get_by_role("tabpanel", name="Compare runs")
     expect(panel.locator('[data-testid="stVegaLiteChart"] svg.marks')).to_have_count(1)  # log axis by default
     panel.screenshot(path=str(DOCS / "compare-runs.png"))
 
-    rerun_after(page, lambda: page.get_by_role("tab", name="Student vs teacher").click())
+    open_tab(page, "Student vs teacher")
     expect(page.get_by_text("Loss on the straight line to the teacher")).to_be_visible()
     page.get_by_role("tabpanel", name="Student vs teacher").screenshot(
         path=str(DOCS / "student-vs-teacher.png"))

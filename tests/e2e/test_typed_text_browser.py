@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .browsing import expect, open_page, rerun_after
+from .browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -20,7 +20,7 @@ def test_markup_typed_in_the_sweep_box_renders_as_text(page, server):
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     open_page(page, server)
-    rerun_after(page, lambda: page.get_by_role("tab", name="Sweep").click())
+    open_tab(page, "Sweep", page.get_by_label("lr values"))
     box = page.get_by_label("lr values")
     box.fill(TYPED)
     rerun_after(page, lambda: box.press("Enter"))
