@@ -1,5 +1,6 @@
-"""Screens a person uses, checked by what the browser drew: Compare runs
-with a full run log, the sweep, and the page at phone size."""
+"""Screens a person uses, checked by what the browser drew: the sweep, the
+controls' steps, and the page at phone size (Compare runs with a full run
+log: test_full_run_log.py)."""
 
 from __future__ import annotations
 
@@ -7,47 +8,7 @@ import re
 
 import pytest
 
-from ui.words import WIDGET_LABELS
-
 from .browsing import browser_page, expect, open_page, rerun_after
-
-# The drawn size of the plot itself (its y grid), and the legend's entries,
-# of the Vega chart in the open tab.
-_OVERLAY_SIZES = """(panel) => {
-    const svg = panel.querySelector('[data-testid="stVegaLiteChart"] svg.marks');
-    const grid = svg.querySelector('.role-axis-grid').getBoundingClientRect();
-    const labels = [...svg.querySelectorAll('.role-legend-label text')];
-    const chart = svg.getBoundingClientRect();
-    return {plotWidth: grid.width, plotHeight: grid.height, chartHeight: chart.height,
-            legend: labels.map((t) => t.textContent),
-            legendBottom: Math.max(...labels.map((t) => t.getBoundingClientRect().bottom)),
-            chartBottom: chart.bottom};
-}"""
-
-
-def make_runs(page, count: int) -> None:
-    """`count` more runs in this session: a width step, then a step of the
-    shared layer's uses, and so on. Each is a run of its own in the log,
-    however quickly they follow: only a setting stepped again at once passes
-    through a run (tests/lib/test_run_log_steps.py)."""
-    width = page.get_by_role("slider", name="Hidden width")
-    uses = page.get_by_role("slider", name=WIDGET_LABELS["shared_repeats"])
-    for i in range(count):
-        thumb = uses if i % 2 else width
-        rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))
-
-
-def test_compare_stays_readable_with_the_full_run_log(page, server):
-    open_page(page, server)
-    make_runs(page, 11)
-    rerun_after(page, lambda: page.get_by_role("tab", name="Compare runs").click())
-    panel = page.get_by_role("tabpanel", name="Compare runs")
-    expect(panel.locator('[data-testid="stVegaLiteChart"] svg.marks')).to_have_count(1)
-    sizes = panel.evaluate(_OVERLAY_SIZES)
-    assert len(sizes["legend"]) == 12 and sizes["legend"][0] == "#1 defaults"
-    assert sizes["plotHeight"] >= 340, sizes        # the spec's 360, whatever the legend
-    assert sizes["plotWidth"] >= 600, sizes
-    assert sizes["legendBottom"] <= sizes["chartBottom"] + 1, sizes  # no entry cut off
 
 
 def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):

@@ -83,8 +83,13 @@ def test_a_worker_killed_while_idle_is_replaced_before_it_is_used():
         first = pool.run(os.getpid)
         os.kill(first, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while resident_bytes(first) is not None and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the kernel has taken it down (a zombie has no statm pages)
+        # Until the kernel has taken it down: it can be waited for (WNOWAIT leaves it
+        # to the pool to reap). Waiting for its statm to go (resident_bytes None) ran
+        # to the deadline every time, as nothing reaps it before pool.run; an all-zero
+        # statm comes while it still exits, before it can be waited for.
+        while os.waitid(os.P_PID, first, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
         second = pool.run(os.getpid)  # no WorkerDied: the dead one is found at checkout
         assert second != first and pool.pids() == [second]
     finally:
