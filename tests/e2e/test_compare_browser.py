@@ -8,7 +8,7 @@ import pytest
 
 from fitlab import Config
 
-from .browsing import expect, open_page, rerun_after, wait_idle
+from .browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -20,14 +20,8 @@ def test_the_sweep_names_its_axes_and_downloads_as_csv(page, server, tmp_path):
     from fitlab.sweeps import final_losses
 
     open_page(page, server)
-    # Waits on what the open tab draws, not on seeing its rerun start: in two of six
-    # full runs beside the other worker, waiting for the rerun to be seen timed out.
-    tab = page.get_by_role("tab", name="Sweep")
-    tab.click()
-    expect(tab).to_have_attribute("aria-selected", "true")
     panel = page.get_by_role("tabpanel", name="Sweep")
-    expect(panel.get_by_role("button", name="Run the sweep")).to_be_visible()
-    wait_idle(page)
+    open_tab(page, "Sweep", panel.get_by_role("button", name="Run the sweep"))
     rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
     expect(panel.get_by_role("heading", name="Final test MSE by lr and seed")).to_be_visible()
     cells = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')

@@ -14,7 +14,7 @@ from fitlab import Config
 from fitlab.runlog import describe_changes
 from ui.words import WIDGET_LABELS
 
-from .browsing import browser_page, expect, open_page, rerun_after
+from .browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +53,9 @@ class RunLog:
         if runs > self.runs:
             training = page.get_by_role("tab", name="Training")
             if training.get_attribute("aria-selected") != "true":
-                rerun_after(page, training.click)
+                open_tab(page, "Training")   # drawn on every tab: its rerun shows as Compare's going
+                expect(page.locator(".st-key-compare_clear")).to_have_count(0)
+                wait_idle(page)
             width = page.get_by_role("slider", name="Hidden width")
             uses = page.get_by_role("slider", name=WIDGET_LABELS["shared_repeats"])
             while self.runs < runs:
@@ -62,7 +64,7 @@ class RunLog:
                 self.runs += 1
         compare = page.get_by_role("tab", name="Compare runs")
         if compare.get_attribute("aria-selected") != "true":
-            rerun_after(page, compare.click)
+            open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
 
 
 @pytest.fixture(scope="module")

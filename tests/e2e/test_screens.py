@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from .browsing import browser_page, expect, open_page, rerun_after
+from .browsing import browser_page, expect, open_page, open_tab, rerun_after
 
 
 def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
     open_page(page, server)
-    rerun_after(page, lambda: page.get_by_role("tab", name="Sweep").click())
     panel = page.get_by_role("tabpanel", name="Sweep")
+    open_tab(page, "Sweep", panel.get_by_role("button", name="Run the sweep"))
     rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
     cells = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
     expect(cells).to_have_count(20)   # 5 lr × 4 seeds
@@ -90,8 +90,8 @@ def test_the_page_fits_a_phone(phone, server):
 def test_the_lesson_reads_on_a_phone(phone, server):
     open_page(phone, f"{server}/?detach=false")
     # The fix gallery, in its tab: each variant a block, its outcome and verdict on screen.
-    rerun_after(phone, lambda: phone.get_by_role("tab", name="Fix gallery").click())
     cells = phone.locator(".st-key-fix_gallery td")
+    open_tab(phone, "Fix gallery", cells.first)
     expect(cells.first).to_be_visible()
     phone.wait_for_function("""() => [...document.querySelectorAll('.st-key-fix_gallery td')]
         .every((td) => getComputedStyle(td).display === 'block')""")
