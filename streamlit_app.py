@@ -61,7 +61,7 @@ else:
                         fix_gallery(config)
             else:
                 # Tabs rerun the page when switched, so a tab's content is drawn only
-                # while it is open: the browser renders one tab, not five (ui/state.py).
+                # while it is open: the browser renders one tab, not six (ui/state.py).
                 training, watching, student, gradients, compare, sweep = st.tabs(
                     ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
                      "Compare runs", "Sweep"], key="view", on_change="rerun")
