@@ -1,11 +1,13 @@
 """Driving the page in the browser: open it, act, and wait for the app's own
-run to finish (the stApp element's script-run state and the status widget),
-never a fixed sleep."""
+run to finish (the stApp element's script-run state and the status widget,
+and the server's script_finished messages on the page's WebSocket), never a
+fixed sleep."""
 
 from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"  # the README's pictures
@@ -79,12 +81,58 @@ def open_watch(page) -> None:
     expect(page.locator(".st-key-watch_pictures svg.marks")).to_have_count(6)
 
 
+# Runs the server finished for each page (browser_page's), counted from its
+# WebSocket frames. A quick rerun's start and end can reach the page together
+# and be drawn in one render, so the run-state observer sees no change (seen:
+# detach ticked back on a page without its tables drew the chart anew, and
+# the state never left notRunning); the server's script_finished always comes.
+_FINISHED_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+RERUN_PATIENCE_SECONDS = 90
+POLL_MS = 50
+
+
+def _count_finished_runs(page) -> None:
+    from google.protobuf.message import DecodeError
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    early = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    _FINISHED_RUNS[page] = 0
+
+    def on_frame(payload) -> None:
+        if not isinstance(payload, bytes):
+            return
+        message = ForwardMsg()
+        try:
+            message.ParseFromString(payload)
+        except DecodeError:
+            return
+        if message.WhichOneof("type") == "script_finished" and message.script_finished != early:
+            _FINISHED_RUNS[page] += 1
+
+    page.on("websocket", lambda socket: socket.on("framereceived", on_frame))
+
+
+def _wait_for_the_rerun(page, finished_before: int) -> None:
+    """Until the rerun the last action asked for has ended: the page saw a run
+    and is idle, or the server has finished a run since (then the browser's
+    next frames draw what it sent)."""
+    deadline = time.monotonic() + RERUN_PATIENCE_SECONDS
+    while not page.evaluate(_RAN_AND_IDLE):
+        if _FINISHED_RUNS.get(page, 0) > finished_before:
+            page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no rerun ended within {RERUN_PATIENCE_SECONDS} s")
+        page.wait_for_timeout(POLL_MS)  # a poll's interval: Playwright delivers the frames meanwhile
+    wait_idle(page)
+
+
 def rerun_after(page, action) -> None:
     """Do `action` (which makes the app rerun) and wait for that rerun to end."""
     page.evaluate(_WATCH_RUNS)
+    finished = _FINISHED_RUNS.get(page, 0)
     action()
-    page.wait_for_function(_RAN_AND_IDLE)
-    wait_idle(page)
+    _wait_for_the_rerun(page, finished)
 
 
 def timed_rerun(page, action) -> tuple[float, float]:
@@ -92,12 +140,12 @@ def timed_rerun(page, action) -> tuple[float, float]:
     has drawn the loss chart anew, and until the run has ended."""
     page.evaluate(_WATCH_CHART)
     page.evaluate(_WATCH_RUNS)
+    finished = _FINISHED_RUNS.get(page, 0)
     start = time.perf_counter()
     action()
     page.wait_for_function("() => window.fitlabDrawn")
     drawn = time.perf_counter() - start
-    page.wait_for_function(_RAN_AND_IDLE)
-    wait_idle(page)
+    _wait_for_the_rerun(page, finished)
     return drawn, time.perf_counter() - start
 
 
@@ -131,6 +179,7 @@ def browser_page(browser, timeout_ms: int = 90_000, **context_options):
     try:
         page = context.new_page()
         page.set_default_timeout(timeout_ms)
+        _count_finished_runs(page)
         yield page
     finally:
         context.close()
