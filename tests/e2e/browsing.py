@@ -62,10 +62,10 @@ def open_tab(page, name: str, drawn=None) -> None:
     """Click the tab `name` and wait for what it draws (`drawn`, a locator;
     by default the first element of its panel), then for the app to be idle.
 
-    Not rerun_after: waiting to see a tab's rerun start timed out in two of
-    six full runs, with no change of the run state seen at all (likely: a
-    quick rerun's start and end reached the page together and were drawn in
-    one render)."""
+    What the tab draws is the surest sign its rerun came: waiting to see
+    that rerun's start timed out in two of six full runs, with no change of
+    the run state seen at all (a quick rerun drawn in one render: see
+    _FINISHED_RUNS)."""
     tab = page.get_by_role("tab", name=name)
     tab.click()
     expect(tab).to_have_attribute("aria-selected", "true")
