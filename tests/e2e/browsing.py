@@ -112,13 +112,18 @@ def _count_finished_runs(page) -> None:
     page.on("websocket", lambda socket: socket.on("framereceived", on_frame))
 
 
+def finished_runs(page) -> int:
+    """How many runs the server has finished for this page (browser_page's)."""
+    return _FINISHED_RUNS.get(page, 0)
+
+
 def _wait_for_the_rerun(page, finished_before: int) -> None:
     """Until the rerun the last action asked for has ended: the page saw a run
     and is idle, or the server has finished a run since (then the browser's
     next frames draw what it sent)."""
     deadline = time.monotonic() + RERUN_PATIENCE_SECONDS
     while not page.evaluate(_RAN_AND_IDLE):
-        if _FINISHED_RUNS.get(page, 0) > finished_before:
+        if finished_runs(page) > finished_before:
             page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
             break
         if time.monotonic() > deadline:
@@ -130,7 +135,7 @@ def _wait_for_the_rerun(page, finished_before: int) -> None:
 def rerun_after(page, action) -> None:
     """Do `action` (which makes the app rerun) and wait for that rerun to end."""
     page.evaluate(_WATCH_RUNS)
-    finished = _FINISHED_RUNS.get(page, 0)
+    finished = finished_runs(page)
     action()
     _wait_for_the_rerun(page, finished)
 
@@ -140,7 +145,7 @@ def timed_rerun(page, action) -> tuple[float, float]:
     has drawn the loss chart anew, and until the run has ended."""
     page.evaluate(_WATCH_CHART)
     page.evaluate(_WATCH_RUNS)
-    finished = _FINISHED_RUNS.get(page, 0)
+    finished = finished_runs(page)
     start = time.perf_counter()
     action()
     page.wait_for_function("() => window.fitlabDrawn")
