@@ -73,10 +73,19 @@ def test_a_base_exception_or_one_that_cannot_print_is_another_exception_exit_2(s
     assert ours.stderr == alone.stderr and OURS not in ours.stderr
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    # A suite started in the background of a shell without job control
+    # inherits SIGINT ignored, and Python (ours and plain python alike) then
+    # ignores Ctrl-C: the script slept its full minute and exited. A terminal
+    # leaves SIGINT at its default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_by_sigint_and_still_writes_an_interrupted_report(tmp_path):
     report = tmp_path / "r.json"
     proc = subprocess.Popen([sys.executable, "-m", "fitlab.explain", "--report", str(report), "sleeps.py"],
-                            cwd=CLI, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=CLI, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
