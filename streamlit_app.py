@@ -18,13 +18,6 @@ else:
     from ui.share import warn_about_url
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
-    from ui.tabs.compare import compare_section, remember, remembered_run_shown
-    from ui.tabs.failure import error_panel, failure_diagnosis, fix_gallery
-    from ui.tabs.gradients import tied_gradient_section
-    from ui.tabs.student import student_section
-    from ui.tabs.sweep import sweep_section
-    from ui.tabs.training import loss_section, parameter_tables
-    from ui.tabs.watch import watch_section
     from ui.warmup import page_ran
     from ui.words import intro_html
 
@@ -39,6 +32,17 @@ else:
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
         intro.html(intro_html(config))
+        # The tabs need torch and the charts. The page's frame above does not,
+        # so on a fresh server it reaches the browser, which draws it and loads
+        # its widgets' code, while the warm-up still imports them (ui/warmup.py).
+        from ui.tabs.compare import compare_section, remember, remembered_run_shown
+        from ui.tabs.failure import error_panel, failure_diagnosis, fix_gallery
+        from ui.tabs.gradients import tied_gradient_section
+        from ui.tabs.student import student_section
+        from ui.tabs.sweep import sweep_section
+        from ui.tabs.training import loss_section, parameter_tables
+        from ui.tabs.watch import watch_section
+
         if config is None:
             # The page stays whole: why these settings do not run, and the nearest
             # that do; earlier runs stay comparable.

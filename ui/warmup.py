@@ -1,7 +1,7 @@
 """Warming up a fresh server, so its first visitor does not wait for it.
 
 Otherwise a fresh server's first page run imports torch, scipy, altair and
-pandas and trains the default settings before drawing anything.
+pandas and trains the default settings before drawing its tabs.
 `streamlit run streamlit_app.py` serves the page through `st.App`, whose
 lifespan starts this warm-up on a background thread as the server starts: the
 page's imports, then the default run into the run cache. The server answers at

@@ -43,3 +43,42 @@ def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(em
     monkeypatch.setattr("ui.tabs.failure.script.run_isolated",
                         lambda *a, **k: pytest.fail("the lesson's script ran again") or run_isolated(*a, **k))
     assert cached_explained(Config(detach=False)).report.status == "inplace_error"
+
+
+# In a fresh interpreter: the keys of the widgets the page has drawn when it
+# first imports torch.
+_FRAME_BEFORE_TORCH = r"""
+import sys
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+seen = []
+
+class NoteTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" and not seen:
+            seen.append(sorted(st.session_state))  # the widgets drawn so far
+        return None
+
+sys.meta_path.insert(0, NoteTorch())
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+at.run()
+assert not at.exception, at.exception
+print(seen)
+"""
+
+
+def test_the_pages_frame_is_drawn_before_it_imports_torch():
+    """A fresh server's first page sends its title, decoder and sidebar before
+    it needs torch (the tabs import it), so the browser draws them while the
+    warm-up still imports torch."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", _FRAME_BEFORE_TORCH, str(root / "streamlit_app.py")], cwd=root,
+                         capture_output=True, text=True, timeout=240, check=True).stdout
+    (keys,) = ast.literal_eval(out.strip().splitlines()[-1])
+    assert {"width", "lr", "detach", "decode_message"} <= set(keys), keys
