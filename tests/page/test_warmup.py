@@ -2,8 +2,12 @@
 trained, and, a little after a first page has run, the lesson's run and the
 default run's student-versus-teacher tables too."""
 
+import ast
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -72,11 +76,6 @@ def test_the_pages_frame_is_drawn_before_it_imports_torch():
     """A fresh server's first page sends its title, decoder and sidebar before
     it needs torch (the tabs import it), so the browser draws them while the
     warm-up still imports torch."""
-    import ast
-    import subprocess
-    import sys
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", _FRAME_BEFORE_TORCH, str(root / "streamlit_app.py")], cwd=root,
                          capture_output=True, text=True, timeout=240, check=True).stdout
