@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from tests.e2e.browsing import DRAWN_CHART, browser_page, click_detach, open_page, rerun_after, timed_rerun, wait_idle
-from tests.e2e.conftest import free_port, wait_healthy
+from tests.e2e.conftest import free_port, stop_server, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKED_SCRIPT = ".st-key-marked_script pre"      # the lesson's script, its marked lines highlighted
@@ -49,15 +49,6 @@ def start_server(port: int) -> subprocess.Popen:
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop(server: subprocess.Popen) -> None:
-    server.terminate()
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
 
 
 def first_page(page, url: str) -> tuple[float, float]:
@@ -112,7 +103,7 @@ def one_round(browser, index: int) -> dict[str, float]:
             times["gallery_tab"] = gallery_tab(page)
         return times
     finally:
-        stop(server)
+        stop_server(server)
 
 
 def main() -> None:

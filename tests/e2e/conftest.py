@@ -73,6 +73,16 @@ def wait_healthy(url: str, server: subprocess.Popen) -> None:
     raise RuntimeError(f"streamlit did not become healthy in {STARTUP_SECONDS} s")
 
 
+def stop_server(server: subprocess.Popen) -> None:
+    """Ask the server to stop; kill it if it has not within 15 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 @pytest.fixture(scope="session")
 def server_log(browser_available, tmp_path_factory) -> ServerLog:
     """Where the suite's server writes its output."""
@@ -99,12 +109,7 @@ def server(server_log):
         record("fresh server: `streamlit run` to healthy", time.monotonic() - started)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_server(process)
         log.close()
     problems = log_problems(server_log.path.read_text())
     assert not problems, "the server's log has tracebacks or warnings:\n" + "\n".join(problems)
