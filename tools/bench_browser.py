@@ -28,27 +28,17 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 from tests.e2e.browsing import DRAWN_CHART, browser_page, click_detach, open_page, rerun_after, timed_rerun, wait_idle
-from tests.e2e.conftest import free_port, stop_server, wait_healthy
+from tools.server import free_port, start_server, stop_server, wait_healthy
 
-ROOT = Path(__file__).resolve().parents[1]
 MARKED_SCRIPT = ".st-key-marked_script pre"      # the lesson's script, its marked lines highlighted
 LESSON_DONE = ".st-key-vivid_example table"       # the lesson's last section, drawn
 GALLERY_DONE = ".st-key-fix_gallery table"        # the fix gallery's tab, every fix trained
 SIDEBAR_DRAWN = '[data-testid="stSidebar"] [data-testid="stSlider"]'   # the page's frame, drawn
 WAITS = ("first_frame", "first_chart", "detach_back", "lesson_script", "lesson_complete", "gallery_tab")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
-def start_server(port: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def first_page(page, url: str) -> tuple[float, float]:
@@ -87,7 +77,7 @@ def one_round(browser, index: int) -> dict[str, float]:
     """A fresh server, then every wait once; lr differs per round so the
     lesson's settings are new to the server."""
     port = free_port()
-    server = start_server(port)
+    server = start_server(port, subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, server)

@@ -21,11 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +29,8 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.server import free_port, health_seconds, start_server, stop_server, wait_healthy
+
 # Costly but allowed (each under the 8 s budget): width-256 runs, distinct
 # by seed so none is cached, and lessons (the replay, the script in a worker,
 # the fix gallery).
@@ -63,43 +60,6 @@ class Heard:
     finished: float | None = None
     places: list = field(default_factory=list)
     busy: bool = False
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(port: int, log, *options: str) -> subprocess.Popen:
-    """`streamlit run` as the README has it, headless on 127.0.0.1:`port`,
-    with more `options` (e.g. "--server.fileWatcherType", "auto")."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s", *options],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-
-
-def health_seconds(url: str, timeout: float = 10) -> float | None:
-    """Seconds /_stcore/health took to answer ok, None if it did not within `timeout`."""
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as answer:
-            return time.perf_counter() - started if answer.status == 200 else None
-    except OSError:
-        return None
-
-
-def wait_healthy(url: str, server: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {server.returncode}")
-        if health_seconds(url, timeout=2) is not None:
-            return
-        time.sleep(0.05)  # polling interval
-    raise RuntimeError(f"streamlit did not become healthy in {seconds} s")
 
 
 def resident_mib(pid: int) -> float:
@@ -270,8 +230,7 @@ def main() -> None:
             figures = asyncio.run(class_at_once(url, server.pid, args.heavy, args.lessons))
             print("\n".join(figures.lines()))
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            stop_server(server, 30)
 
 
 if __name__ == "__main__":

@@ -12,21 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+
+from tools.server import free_port, start_server, stop_server, wait_healthy
 
 from .browsing import browser_page
 from .serverlog import ServerLog, log_problems
 from .timings import record
-
-ROOT = Path(__file__).resolve().parents[2]
-STARTUP_SECONDS = 60
 
 
 def missing_browser() -> str | None:
@@ -49,40 +43,6 @@ def browser_available():
         pytest.skip(f"browser suite skipped: {reason}")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen) -> None:
-    """Poll /_stcore/health until it answers ok; fail if the server dies."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
-        # Polling interval, not a wait for the app; short, so that the first
-        # page's timing starts when the server answers, not up to a poll later.
-        time.sleep(0.05)
-    raise RuntimeError(f"streamlit did not become healthy in {STARTUP_SECONDS} s")
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    """Ask the server to stop; kill it if it has not within 15 s."""
-    server.terminate()
-    try:
-        server.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-
-
 @pytest.fixture(scope="session")
 def server_log(browser_available, tmp_path_factory) -> ServerLog:
     """Where the suite's server writes its output."""
@@ -96,13 +56,7 @@ def server(server_log):
     port = free_port()
     started = time.monotonic()
     log = server_log.path.open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
-         "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         # The level in every line, so that a warning can be told from news.
-         "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    process = start_server(port, log)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process)

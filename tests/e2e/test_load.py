@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import Heard, class_at_once, free_port, session, start_server, wait_healthy
+from tools.load import Heard, class_at_once, session
+from tools.server import free_port, start_server, stop_server, wait_healthy
 
 pytestmark = pytest.mark.load
 
@@ -48,12 +49,7 @@ def crowd(tmp_path_factory):
                 session(url.replace("http://", "ws://") + "/_stcore/stream", "", first, until="chart"), 60))
             figures = run_apart(class_at_once(url, server.pid, HEAVY, LESSONS))
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except Exception:
-                server.kill()
-                server.wait()
+            stop_server(server, 30)
     print("\n" + "\n".join(figures.lines()))
     return figures, log_path.read_text()
 

@@ -1,0 +1,66 @@
+"""A fitlab server for the browser suite, the load test and the benchmarks:
+`streamlit run streamlit_app.py` as the README has it, headless on
+127.0.0.1 and a free port, polled until healthy, and stopped."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int, log, *options: str) -> subprocess.Popen:
+    """`streamlit run`, headless on 127.0.0.1:`port`, its output
+    (each line with its level, so that a warning can be told from news) to
+    `log`, with more `options` (e.g. "--server.fileWatcherType", "auto")."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s", *options],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+
+
+def health_seconds(url: str, timeout: float = 10) -> float | None:
+    """Seconds /_stcore/health took to answer ok, None if it did not within `timeout`."""
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as answer:
+            return time.perf_counter() - started if answer.status == 200 else None
+    except OSError:
+        return None
+
+
+def wait_healthy(url: str, server: subprocess.Popen, seconds: float = 60) -> None:
+    """Poll /_stcore/health until it answers ok; fail if the server dies."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {server.returncode}")
+        if health_seconds(url, timeout=2) is not None:
+            return
+        # Polling interval, not a wait for the app; short, so that a first
+        # page's timing starts when the server answers, not up to a poll later.
+        time.sleep(0.05)
+    raise RuntimeError(f"streamlit did not become healthy in {seconds} s")
+
+
+def stop_server(server: subprocess.Popen, seconds: float = 15) -> None:
+    """Ask the server to stop; kill it if it has not within `seconds`."""
+    server.terminate()
+    try:
+        server.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
