@@ -1,6 +1,11 @@
 """Config validation: every bad value names its field, the value and the range."""
 
+import dataclasses
+import hashlib
+
 import pytest
+from streamlit.runtime.caching.cache_type import CacheType
+from streamlit.runtime.caching.hashing import update_hash
 
 from fitlab import BOUNDS, Config
 
@@ -63,3 +68,29 @@ def test_config_is_frozen_and_hashable_by_value():
 def test_changes_lists_only_non_defaults():
     assert Config().changes() == {}
     assert Config(width=7, detach=False).changes() == {"width": 7, "detach": False}
+
+
+# Runs are cached by Config: the server's RunCache by its == and hash (those
+# of the tuple of its fields, in order), st.cache_data by a digest of
+# dataclasses.asdict. The keys below were computed before the settings were
+# declared as data (issue 31); a change of a field's name, order or type
+# would change them, and a warm cache would miss.
+PINNED_KEYS = [
+    (Config(), (5, 2, 0.01, 5, True, True, 100, 200, 50, 10, 0, "fast"),
+     "0e92ad5a1455887aa24f3b8b9e548e10"),
+    (Config(width=48, lr=0.02, engine="autograd"), (48, 2, 0.02, 5, True, True, 100, 200, 50, 10, 0, "autograd"),
+     "641f2cc248c8f636754c69ded473e966"),
+    (Config(detach=False, tied=False, seed=2**32 - 1, n_samples=20000, n_train=19999, batch_size=64,
+            in_features=3, epochs=7, shared_repeats=0),
+     (5, 0, 0.01, 64, False, False, 7, 20000, 19999, 3, 4294967295, "fast"),
+     "3f919d073961195ab3cd8dae41f81237"),
+]
+
+
+@pytest.mark.parametrize("config,values,digest", PINNED_KEYS, ids=["default", "wide", "extremes"])
+def test_cache_keys_are_the_ones_made_before_the_settings_were_declared(config, values, digest):
+    assert dataclasses.astuple(config) == values and hash(config) == hash(values)
+    assert [type(v) for v in dataclasses.astuple(config)] == [type(v) for v in values]
+    hasher = hashlib.new("md5")
+    update_hash(config, hasher=hasher, cache_type=CacheType.DATA)
+    assert hasher.hexdigest() == digest
