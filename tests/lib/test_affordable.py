@@ -8,8 +8,9 @@ import pytest
 from fitlab import Config
 from fitlab.affordable import nearest_affordable
 from fitlab.budget import OverBudget, check
+from fitlab.config import SETTINGS
 
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+WIDTHS = SETTINGS["width"].stops
 
 
 @pytest.mark.parametrize("config", [Config(width=256, epochs=2000, batch_size=1),
