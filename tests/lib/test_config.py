@@ -8,6 +8,7 @@ from streamlit.runtime.caching.cache_type import CacheType
 from streamlit.runtime.caching.hashing import update_hash
 
 from fitlab import BOUNDS, Config
+from fitlab.config import CHOICES, SETTINGS, Setting
 
 
 def test_defaults_are_the_blogs_setup():
@@ -17,7 +18,7 @@ def test_defaults_are_the_blogs_setup():
     assert c.n_test == 150 and c.batches_per_epoch == 10
 
 
-@pytest.mark.parametrize("field", [f for f in BOUNDS if f not in ("batch_size", "n_train")])
+@pytest.mark.parametrize("field", [f for f in BOUNDS if SETTINGS[f].at_most is None])
 def test_each_bound_is_inclusive_and_enforced(field):
     low, high = BOUNDS[field]
     is_int = isinstance(getattr(Config(), field), int)
@@ -57,6 +58,42 @@ def test_n_train_leaves_a_test_row():
     Config(n_samples=200, n_train=199)
     with pytest.raises(ValueError, match=r"n_train=200 is out of range: allowed 1 to 199"):
         Config(n_train=200)
+
+
+def test_every_field_is_declared_and_the_tables_are_made_from_the_declarations():
+    config = Config()
+    assert list(SETTINGS) == [f.name for f in dataclasses.fields(Config)]
+    for name, declared in SETTINGS.items():
+        assert declared.name == name and declared.default == getattr(config, name)
+        assert declared.kind == {bool: "bool", int: "int", float: "float", str: "choice"}[type(declared.default)]
+        assert (declared.bounds is not None) == (declared.kind in ("int", "float"))
+        assert bool(declared.choices) == (declared.kind == "choice")
+        assert all(declared.bounds[0] <= stop <= declared.bounds[1] for stop in declared.stops)
+    assert BOUNDS == {n: s.bounds for n, s in SETTINGS.items() if s.bounds is not None}
+    assert CHOICES == {"engine": ("fast", "autograd")}
+    assert {n: s.at_most for n, s in SETTINGS.items() if s.at_most} == {
+        "batch_size": ("n_train", 0), "n_train": ("n_samples", -1)}
+
+
+def test_validation_is_by_kind_and_bounds_with_no_code_per_setting():
+    declared = Setting("decay", "float", 0.0, bounds=(0.0, 1.0))
+    declared.check(0.5)
+    with pytest.raises(ValueError, match=r"^decay=2 is out of range: allowed 0 to 1$"):
+        declared.check(2)
+    with pytest.raises(ValueError, match=r"^decay='x' is not allowed: it must be a number from 0 to 1$"):
+        declared.check("x")
+    with pytest.raises(ValueError, match=r"^mode='c' is not allowed: it must be one of \('a', 'b'\)$"):
+        Setting("mode", "choice", "a", choices=("a", "b")).check("c")
+
+
+def test_a_bound_set_by_another_setting_follows_it():
+    batch = SETTINGS["batch_size"]
+    assert batch.bounds_given(Config(n_train=20).as_dict()) == (1, 20)
+    assert batch.bounds_given(Config(n_samples=20_000, n_train=19_999).as_dict()) == (1, 10_000)
+    assert SETTINGS["n_train"].bounds_given(Config().as_dict()) == (1, 199)
+    # n_train's bound is checked before the batch's, which follows it.
+    with pytest.raises(ValueError, match=r"^n_train=300 "):
+        Config(n_train=300, batch_size=400)
 
 
 def test_config_is_frozen_and_hashable_by_value():
