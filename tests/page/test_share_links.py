@@ -8,6 +8,7 @@ from fitlab.weights import parameter_matrix
 from tests.page.helpers import loss_charts
 from tests.page.helpers import open_page as open_link
 from ui.share import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines, url_problems
+from ui.sidebar import DRAWN_FIRST
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS
 
 KEYS = SIDEBAR_FIELDS  # the settings the sidebar shows and the URL holds
@@ -197,3 +198,12 @@ def test_the_sidebar_shows_one_widget_per_setting_in_the_words_order_each_bound_
     (expander,) = [e for e in at.sidebar.get("expander") if e.label == ADVANCED]
     assert [w.key for w in sidebar_widgets(expander)] == [f for f in SIDEBAR_FIELDS
                                                           if SETTING_WORDS[f].group == ADVANCED]
+
+
+def test_a_widget_whose_bound_follows_another_is_drawn_after_it():
+    drawn = [f for group in DRAWN_FIRST for f in SIDEBAR_FIELDS if SETTING_WORDS[f].group == group]
+    assert sorted(drawn) == sorted(SIDEBAR_FIELDS)
+    following = {f: SETTINGS[f].at_most[0] for f in drawn if SETTINGS[f].at_most}
+    assert following == {"batch_size": "n_train", "n_train": "n_samples"}
+    for field, other in following.items():
+        assert other not in drawn or drawn.index(other) < drawn.index(field), (field, other)
