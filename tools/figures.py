@@ -128,12 +128,11 @@ def controls_figures() -> dict[str, str]:
     from fitlab.config import SETTINGS
     from ui.words import FIELD_LABELS, SETTING_WORDS
 
-    rows = ["| control | Config field | default | allowed | the sidebar's help |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| control | Config field | default | allowed |", "| --- | --- | --- | --- |"]
     for field, words in SETTING_WORDS.items():
         declared = SETTINGS[field]
         control = FIELD_LABELS[field] if words.group is not None else "(library only)"
-        rows.append(f"| {control} | `{field}` | {_default(declared)} | {_allowed(declared, SETTINGS)} "
-                    f"| {words.help or ''} |")
+        rows.append(f"| {control} | `{field}` | {_default(declared)} | {_allowed(declared, SETTINGS)} |")
     return {"controls_table": "\n".join(rows)}
 
 
