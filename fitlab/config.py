@@ -45,18 +45,16 @@ class Config:
     width: int = setting(5, bounds=(1, 256), stops=WIDTHS)  # hidden units of every hidden layer
     shared_repeats: int = setting(2, bounds=(0, 8))  # times the one shared Linear(width, width) is used
     lr: float = setting(0.01, bounds=(1e-6, 10.0))  # SGD learning rate
-    # rows per SGD step (the last batch of an epoch may be short)
-    batch_size: int = setting(5, bounds=(1, 10_000), at_most=("n_train", 0))
+    batch_size: int = setting(5, bounds=(1, 10_000), at_most=("n_train", 0))  # rows per SGD step, the last maybe fewer
     detach: bool = setting(True)  # detach the labels from the teacher's graph (the blog's fix)
-    # the student keeps one shared layer; False gives it independent copies that start from the same values
-    tied: bool = setting(True)
+    tied: bool = setting(True)  # one shared layer in the student; False: a copy per use, from the same start
     epochs: int = setting(100, bounds=(1, 2000))  # passes over the training rows
     n_samples: int = setting(200, bounds=(2, 20_000))  # rows of X drawn in all; the first n_train train, the rest test
     n_train: int = setting(50, bounds=(1, 19_999), at_most=("n_samples", -1),  # training rows
                            why="at least one row must be left for the test set")
     in_features: int = setting(10, bounds=(1, 256))  # columns of X
     seed: int = setting(0, bounds=(0, 2**32 - 1))  # seed of the run's one torch.Generator
-    # "fast" (numpy by hand) or "autograd" (torch, the reference): the same numbers either way;
+    # "fast" (numpy by hand) or "autograd" (torch, the reference), the same numbers either way;
     # detach=False always runs autograd, whose backward() is what raises the blog's error
     engine: str = setting("fast", choices=ENGINES, same_numbers=True)
 
