@@ -1,5 +1,5 @@
 """python -m tools.bench_isolation: what the anomaly replay in a worker
-process (fitlab.isolation) costs other sessions' runs.
+process (fitlab.serving.isolation) costs other sessions' runs.
 
 Two threads train the failing and training configs of
 tests/lib/test_isolation.py, alone, then with the replay looping in a worker
@@ -16,7 +16,7 @@ import threading
 
 from fitlab import Config
 from fitlab.failure.explained import explained_blog
-from fitlab.isolation import run_isolated
+from fitlab.serving.isolation import run_isolated
 from tests.lib.test_isolation import trainers
 
 TARGET = 3.0

@@ -75,7 +75,7 @@ def sweep_figures() -> dict[str, str]:
 def budget_figures() -> dict[str, str]:
     """The work budget's estimate of the retain_graph variant's extra walk."""
     from fitlab import Config
-    from fitlab.budget import estimated_seconds, walked_graph_seconds
+    from fitlab.serving.budget import estimated_seconds, walked_graph_seconds
 
     config = Config(batch_size=1, width=256)
     return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}"}

@@ -18,7 +18,6 @@ import torch
 from torch import nn
 
 from fitlab.blog import setup
-from fitlab.budget import BUDGET_SECONDS, OverBudget, costly_fields, estimated_seconds, walked_graph_seconds
 from fitlab.config import Config
 from fitlab.data import attached_labels, detached_labels, make_labels
 from fitlab.engines.autograd import fit
@@ -26,6 +25,7 @@ from fitlab.explain.decode import freed_graph
 from fitlab.failure.versions import named_parameters
 from fitlab.model import TiedNet, reinitialise_as_student
 from fitlab.run import TrainingError
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, costly_fields, estimated_seconds, walked_graph_seconds
 
 
 def _labels_no_grad(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
@@ -143,7 +143,7 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
 
 
 def variant_seconds(config: Config, variant: Variant) -> float:
-    """An upper bound, as fitlab.budget estimates, of how long `variant`
+    """An upper bound, as fitlab.serving.budget estimates, of how long `variant`
     takes on `config`. Detached labels train to the end: one run. Attached
     labels with retain_graph train to the end too, and every step walks the
     teacher's graph again. Attached labels without it stop by the second

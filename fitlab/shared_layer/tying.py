@@ -1,5 +1,5 @@
 """Tied versus untied student: what each is, side by side (the chart is
-fitlab.charts.tying_chart)."""
+fitlab.figures.charts.tying_chart)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config
-from fitlab.runlog import describe_changes
+from fitlab.serving.runlog import describe_changes
 from ui.words import WIDGET_LABELS
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
-from fitlab.affordable import nearest_affordable
-from fitlab.runlog import parameters_csv
+from fitlab.serving.affordable import nearest_affordable
+from fitlab.serving.runlog import parameters_csv
 
 from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 

@@ -1,5 +1,5 @@
 """Stepping a slider with the arrow keys logs where it stopped, not each step
-on the way (fitlab.runlog.RunLog's `settle`); a step the person stopped at
+on the way (fitlab.serving.runlog.RunLog's `settle`); a step the person stopped at
 stays."""
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from dataclasses import fields, replace
 import pytest
 
 from fitlab import Config
-from fitlab.affordable import nearest_affordable
-from fitlab.budget import OverBudget, check
+from fitlab.serving.affordable import nearest_affordable
+from fitlab.serving.budget import OverBudget, check
 
 WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
 

@@ -1,10 +1,10 @@
-"""fitlab.engines.blas: sgemm called on numpy's C-ordered arrays computes what matmul does."""
+"""fitlab.numerics.blas: sgemm called on numpy's C-ordered arrays computes what matmul does."""
 
 import numpy as np
 import pytest
 from scipy.linalg.blas import sgemm
 
-from fitlab.engines.blas import LARGE_PRODUCT, gemm_arguments, product
+from fitlab.numerics.blas import LARGE_PRODUCT, gemm_arguments, product
 
 
 def factors(rows, inner, cols, a_order, b_order):

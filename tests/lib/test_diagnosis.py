@@ -11,8 +11,6 @@ from torch import nn
 
 from fitlab import Config, train
 from fitlab.blog import setup
-from fitlab.budget import BUDGET_SECONDS, OverBudget, estimated_seconds, walked_graph_seconds
-from fitlab.charts import tying_curves
 from fitlab.data import attached_labels, draw_inputs, make_labels
 from fitlab.failure.anomaly import parse_anomaly_warning
 from fitlab.failure.autopsy import autopsy
@@ -27,7 +25,9 @@ from fitlab.failure.fixes import (
 )
 from fitlab.failure.graph import grad_fns, graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
+from fitlab.figures.charts import tying_curves
 from fitlab.model import build_teacher, reinitialise_as_student
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, estimated_seconds, walked_graph_seconds
 from fitlab.shared_layer.gradients import ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary
 from tests.reference.blog_variants import blog_variant

@@ -1,4 +1,4 @@
-"""Fair, visible waits at the job gate (fitlab.jobs), with real threads: a
+"""Fair, visible waits at the job gate (fitlab.serving.jobs), with real threads: a
 small job is not stuck behind big ones, a big one is not starved by a stream
 of small ones, a session has one job in line at most, and every waiting job
 keeps hearing its place."""
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fitlab.jobs import JobGate, Place, Replaced, ServerBusy
+from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
 PATIENCE = 10  # seconds a test waits for a thread before calling it stuck
 BIG, SMALL = 6.0, 0.1  # estimated seconds: a width-256 run, a default one

@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from fitlab import Config, train
-from fitlab.charts import constant_rules, loss_chart
-from fitlab.tables import history_csv, history_file_name
+from fitlab.figures.charts import constant_rules, loss_chart
+from fitlab.figures.tables import history_csv, history_file_name
 from ui.tabs.training import blog_figure_note, fit_note
 
 BETTER = dict(shared_repeats=0, lr=0.1, epochs=500)  # a student that beats the constant

@@ -1,6 +1,6 @@
 """Process-wide state kept out of other sessions: torch's anomaly mode is
 process-wide, so the anomaly replay runs in a warm worker process
-(fitlab.isolation), and other threads' runs are exactly what they are alone."""
+(fitlab.serving.isolation), and other threads' runs are exactly what they are alone."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import torch
 from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
 from fitlab.failure.fixes import BLOG, run_variant
-from fitlab.isolation import WorkerDied, WorkerPool, run_isolated
+from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.lib.isolated_calls import anomaly_enabled, die, pid_after
 
 
@@ -203,7 +203,7 @@ def test_workers_end_when_the_server_is_killed():
 
     server = subprocess.run(
         [sys.executable, "-c",
-         "import os; from fitlab.isolation import WorkerPool; from tests.lib.isolated_calls import pid_after; "
+         "import os; from fitlab.serving.isolation import WorkerPool; from tests.lib.isolated_calls import pid_after; "
          "pool = WorkerPool(size=1, preload=()); print(pool.run(pid_after, 0), flush=True); os._exit(9)"],
         capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[2]))
     worker = int(server.stdout.split()[0])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fitlab.jobs import JobGate, Place, ServerBusy
+from fitlab.serving.jobs import JobGate, Place, ServerBusy
 
 PATIENCE = 10  # seconds a test waits for a thread before calling it stuck
 

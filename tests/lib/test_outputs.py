@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
-from fitlab.cache import RunCache
-from fitlab.charts import loss_chart, loss_long
 from fitlab.failure.autopsy import autopsy
-from fitlab.tables import history_csv
+from fitlab.figures.charts import loss_chart, loss_long
+from fitlab.figures.tables import history_csv
+from fitlab.serving.cache import RunCache
 from ui.tabs.failure.lesson import error_explanation
 from ui.tabs.training import blog_figure_note
 

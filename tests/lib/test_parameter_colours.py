@@ -1,4 +1,4 @@
-"""The parameter tables' colours: one diverging scale (fitlab.charts) for the
+"""The parameter tables' colours: one diverging scale (fitlab.figures.charts) for the
 tables and the watch view, each cell tinted by its sign and size, padding and
 a diverged run's NaN and inf left uncoloured."""
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from fitlab import Config, train
-from fitlab.charts import DIVERGING_ENDS, diverging_tint
+from fitlab.figures.charts import DIVERGING_ENDS, diverging_tint
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.tabs.training import _styled_matrix
 

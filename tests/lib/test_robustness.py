@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fitlab import BOUNDS, Config, train
-from fitlab.budget import BUDGET_SECONDS, OverBudget, check, check_sweep, estimated_seconds, sweep_seconds
-from fitlab.cache import RunCache
-from fitlab.charts import loss_chart, loss_long
-from fitlab.engines.threads import TORCH_THREADS
+from fitlab.figures.charts import loss_chart, loss_long
+from fitlab.figures.tables import history_csv
+from fitlab.numerics.threads import TORCH_THREADS
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check, check_sweep, estimated_seconds, sweep_seconds
+from fitlab.serving.cache import RunCache
 from fitlab.sweeps import grid
-from fitlab.tables import history_csv
 from ui.tabs.training import blog_figure_note, divergence_note
 
 FIELDS = list(Config().as_dict())

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from fitlab import Config, train
-from fitlab.cache import run_nbytes
 from fitlab.model import build_teacher
+from fitlab.serving.cache import run_nbytes
 from fitlab.student.distance import (
     MAX_POINTS,
     DistanceTracker,

@@ -8,7 +8,7 @@ import pytest
 
 import fitlab
 from fitlab import Config, train
-from fitlab.charts import sweep_heatmap
+from fitlab.figures.charts import sweep_heatmap
 from fitlab.sweeps import MAX_CONFIGS, final_losses, grid, parse_axis
 
 

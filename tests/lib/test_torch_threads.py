@@ -1,6 +1,6 @@
 """Every torch job of fitlab runs on fitlab's torch thread count in the thread
 that runs it: Streamlit gives each session's script a thread of its own, whose
-count is torch's default until a job sets it (fitlab.engines.threads)."""
+count is torch's default until a job sets it (fitlab.numerics.threads)."""
 
 import threading
 from dataclasses import replace
@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from fitlab import Config, train
-from fitlab.engines.threads import TORCH_THREADS
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import DETACH, VARIANTS, run_variant
 from fitlab.failure.vivid import vivid_example
+from fitlab.numerics.threads import TORCH_THREADS
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 
 LESSON = Config(detach=False, width=7, epochs=2)

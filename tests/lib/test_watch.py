@@ -9,8 +9,16 @@ import numpy as np
 import pytest
 
 from fitlab import Config, train
-from fitlab.watch_charts import AT_FRAME, EPOCH, FRAME, FRAME_EPOCH, HEATMAP_MAX_UNITS, frame_params, watch_panels
-from fitlab.watch_weights import change_bounds, layer_movement
+from fitlab.figures.watch_charts import (
+    AT_FRAME,
+    EPOCH,
+    FRAME,
+    FRAME_EPOCH,
+    HEATMAP_MAX_UNITS,
+    frame_params,
+    watch_panels,
+)
+from fitlab.figures.watch_weights import change_bounds, layer_movement
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Workers that stay small and alive (fitlab.isolation): a lesson call
+"""Workers that stay small and alive (fitlab.serving.isolation): a lesson call
 releases what it built, a worker is renewed by memory as well as by calls,
 a worker found dead while idle is replaced before it is handed a call, and
 a renewed worker starts warm."""
@@ -16,7 +16,7 @@ import torch
 
 from fitlab import Config
 from fitlab.failure.explained import explained_blog
-from fitlab.isolation import WorkerPool, resident_bytes
+from fitlab.serving.isolation import WorkerPool, resident_bytes
 
 # The pool's mechanics need no torch in the workers: they start in a fraction of the time.
 BARE = ()

@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow as pa
 
 from fitlab import Config, train
-from fitlab.runlog import runs_csv
+from fitlab.serving.runlog import runs_csv
 from tests.page.helpers import charts_encoding, open_tab
 
 

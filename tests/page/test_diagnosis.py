@@ -172,7 +172,7 @@ def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
 
 def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
     import ui.tabs.failure.script as script
-    from fitlab.isolation import WorkerDied
+    from fitlab.serving.isolation import WorkerDied
 
     def dies(*args, **kwargs):
         raise WorkerDied("the worker process exited (code -9)")

@@ -8,7 +8,7 @@ import os
 import threading
 
 import fitlab
-from fitlab import isolation
+from fitlab.serving import isolation
 from ui import warmup
 
 

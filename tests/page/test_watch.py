@@ -54,7 +54,7 @@ def test_the_scrubbed_view_is_drawn_only_while_its_tab_is_open():
 
 
 def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_diverged():
-    from fitlab.watch_weights import layer_movement
+    from fitlab.figures.watch_weights import layer_movement
     from ui.tabs.watch import watch_note
 
     run = train(Config(width=7, lr=0.05, epochs=30))

@@ -8,7 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from fitlab import Config
-from fitlab.charts import tying_chart
+from fitlab.figures.charts import tying_chart
 from fitlab.run import Run
 from fitlab.shared_layer.gradients import TiedGradients, ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary

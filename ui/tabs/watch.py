@@ -3,7 +3,7 @@ scrub through the recorded frames, and Play, all in the browser. Its own tab,
 drawn only while open: its six pictures cost the browser about as much as
 the rest of the Training tab (docs/browser.md).
 
-Each picture is a Vega-Lite spec of its own (fitlab.watch_charts) whose
+Each picture is a Vega-Lite spec of its own (fitlab.figures.watch_charts) whose
 epoch parameter is bound to a range input: Vega redraws it when the input
 moves, and the script does not rerun. The pictures sit in columns, which
 Streamlit stacks on a phone, so the page draws one slider of its own above
@@ -19,9 +19,9 @@ import math
 
 import streamlit as st
 
+from fitlab.figures.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
+from fitlab.figures.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
 from fitlab.run import Run
-from fitlab.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
-from fitlab.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
 from ui.charts import spec
 
 # Only this file's own code and numbers from the run go in: nothing a user typed.

@@ -12,7 +12,7 @@ Who goes next is fair to small jobs without starving big ones. In arrival
 order, a tiny uncached run waited 85 s behind 32 queued width-256 jobs. Now
 the next slot goes to the waiting job with the highest response ratio,
 (waited + estimate) / estimate, `estimate` being the job's expected seconds
-(fitlab.budget's cost model): a 0.1 s run that arrives behind a 6 s one that
+(fitlab.serving.budget's cost model): a 0.1 s run that arrives behind a 6 s one that
 has waited 30 s starts after about 0.5 s, and every job's ratio grows while
 it waits, so each is eventually first. Jobs of equal estimate go in arrival
 order. A full line turns a newcomer away, unless it is smaller than the

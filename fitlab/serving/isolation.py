@@ -7,7 +7,7 @@ every other session's runs (their error messages, their warnings, their
 speed). `WorkerPool.run(func, *args)` runs `func(*args)` in a worker process
 instead and returns its result by value, or raises its exception.
 
-The workers are fresh interpreters (`python -m fitlab.isolation`, spawned,
+The workers are fresh interpreters (`python -m fitlab.serving.isolation`, spawned,
 never forked: the server's threads and locks stay behind). Each imports as
 it starts the modules its pool's calls have needed so far (and any named by
 `warm`), so a call does not wait for imports, a renewed worker included.
@@ -102,7 +102,7 @@ class _Worker:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [str(_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fitlab.isolation", *preload], cwd=_ROOT, env=env,
+            [sys.executable, "-m", "fitlab.serving.isolation", *preload], cwd=_ROOT, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self.calls = 0
         self.ready = False

@@ -1,5 +1,5 @@
 """The nearest settings within the work budget: for settings the page
-refuses (fitlab.budget), each costly field changed alone, as little as it
+refuses (fitlab.serving.budget), each costly field changed alone, as little as it
 takes for the run to fit.
 
 The cost grows with epochs, width and shared-layer uses, and falls as the
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from fitlab.budget import BUDGET_SECONDS, estimated_seconds
 from fitlab.config import BOUNDS, Config
+from fitlab.serving.budget import BUDGET_SECONDS, estimated_seconds
 
 # Each costly field, and whether the cost falls as it grows.
 CHEAPER_UPWARDS = {"epochs": False, "width": False, "shared_repeats": False, "batch_size": True}

@@ -1,4 +1,4 @@
-"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.engines.threads),
+"""numpy's BLAS thread count while fitlab computes (torch's is in fitlab.numerics.threads),
 and BLAS's sgemm called on numpy's C-ordered arrays."""
 
 import functools

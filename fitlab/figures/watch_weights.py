@@ -9,7 +9,7 @@ W_t − W_0 per layer, on that layer's own symmetric scale [−m, m], m the
 largest change of its weights and biases over the whole run, so that
 whatever a layer moves fills its colours.
 
-Data of each picture: one column per recorded frame (see fitlab.watch_charts).
+Data of each picture: one column per recorded frame (see fitlab.figures.watch_charts).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from fitlab.charts import DIVERGING
+from fitlab.figures.charts import DIVERGING
 from fitlab.frames import Frames
 from fitlab.weights import Layers, teacher_as_student, use_counts, use_order
 

@@ -11,7 +11,7 @@ page can lay them out in columns that stack on a phone: the losses with a
 rule at the epoch, the distance to the teacher relative to epoch 0, the
 predictions against the labels, the net as a diagram (widths up to
 DIAGRAM_MAX_WIDTH), each layer's change since epoch 0, and the student's
-weights beside the teacher's (fitlab.watch_weights draws the weights).
+weights beside the teacher's (fitlab.figures.watch_weights draws the weights).
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from fitlab.charts import SPLIT_LABELS
-from fitlab.frames import Frames
-from fitlab.run import Run
-from fitlab.watch_weights import (
+from fitlab.figures.charts import SPLIT_LABELS
+from fitlab.figures.watch_weights import (
     AT_FRAME,
     DIAGRAM_MAX_WIDTH,
     FRAME,
@@ -34,6 +32,8 @@ from fitlab.watch_weights import (
     view,
     weight_panel,
 )
+from fitlab.frames import Frames
+from fitlab.run import Run
 from fitlab.weights import forward, use_order
 
 __all__ = ["AT_FRAME", "DIAGRAM_MAX_WIDTH", "EPOCH", "FRAME", "FRAME_EPOCH", "HEATMAP_MAX_UNITS",
