@@ -49,7 +49,7 @@ CALLS_PER_WORKER = 500
 # something is accumulating, and the worker is renewed.
 MAX_RSS = 512 * 2**20
 DEFAULT_TIMEOUT = 120.0
-_ROOT = Path(__file__).resolve().parents[1]  # where `fitlab` is importable from
+_ROOT = Path(__file__).resolve().parents[2]  # where `fitlab` is importable from
 _HEADER = struct.Struct("!Q")  # each message: its length, then a pickle
 _READY = "ready"
 

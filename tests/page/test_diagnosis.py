@@ -10,7 +10,7 @@ from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from fitlab.weights import parameter_table
-from tests.lib.test_diagnosis import parse_dot, red
+from tests.lib.failure.test_replay import parse_dot, red
 from tests.page.helpers import charts_encoding, loss_charts, open_page, open_tab
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)

@@ -31,7 +31,6 @@ from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, estimated_seconds,
 from fitlab.shared_layer.gradients import ledger_summary, tied_gradient_ledger
 from fitlab.shared_layer.tying import tying_summary
 from tests.reference.blog_variants import blog_variant
-from ui.tabs.failure.gallery import gallery_messages, gallery_table
 
 # --- a small DOT reader for the one-statement-per-line DOT graph_dot writes ---
 _NODE = re.compile(r'^\s*"([^"]+)" \[(.*)\];$')
@@ -210,39 +209,6 @@ def test_gallery_outcomes_tell_the_story(gallery):
     assert (through_data.error.epoch, through_data.error.batch) == (1, 2)
 
 
-def test_gallery_table_quotes_outcomes_and_judges_them(gallery):
-    outcomes = tuple(gallery.values())
-    table = gallery_table(outcomes).set_index("variant")
-    assert list(table.columns) == ["code change", "outcome", "verdict"]
-    blog = gallery["as the blog wrote it"]
-    assert table.loc["as the blog wrote it", "outcome"] == f"RuntimeError: {blog.error.message}"
-    # Torch's long message once: the rows that repeat it name it instead.
-    assert sum(blog.error.message in text for text in table.outcome) == 1
-    assert table.loc[".clone() the labels", "outcome"] == "RuntimeError: the blog's message, word for word"
-    assert table.loc[".clone() the labels", "verdict"].startswith("✗ no fix: the blog's very error")
-    assert table.loc["labels under torch.no_grad()", "verdict"] == "✓ fixes it; numbers identical to .detach()"
-    last = gallery[".detach() the labels"].history.iloc[-1]
-    assert f"{last.train_loss:.6g}" in table.loc[".detach() the labels", "outcome"]
-    # The time ratio is gone: one sample of a noisy clock (it once read 0.8× for strictly more work).
-    retained = table.loc["deep copy + retain_graph=True", "verdict"]
-    assert retained.startswith("⚠ runs; numbers identical to .detach(), but:") and "× the time" not in retained
-    assert "teacher's weights get gradients too" in retained
-    for name in ("re-init through .data", "identity saved-tensor hooks"):
-        assert table.loc[name, "verdict"].startswith(
-            "✗ no fix: the first step passes, then it fails at epoch 1, batch 2")
-        assert "all the labels hang off one graph" in table.loc[name, "verdict"]
-        assert "gradients are wrong" in table.loc[name, "verdict"]
-    assert "all the labels hang off one graph" in table.loc["deep copy of the teacher", "verdict"]
-    assert "teacher's weights got gradients" in table.loc["deep copy of the teacher", "verdict"]
-    hooked = gallery["identity hooks + retain_graph=True"]
-    assert hooked.error is None and not hooked.history.equals(gallery[".detach() the labels"].history)
-    assert table.loc["identity hooks + retain_graph=True", "verdict"].startswith("⚠ runs, but:")
-    assert "trains on wrong gradients to the end" in table.loc["identity hooks + retain_graph=True", "verdict"]
-    assert all(v[0] in "✓✗⚠" for v in table.verdict)
-    assert gallery_messages(outcomes) == [f"RuntimeError: {blog.error.message}",
-                                          f"RuntimeError: {gallery['deep copy of the teacher'].error.message}"]
-
-
 def test_the_labels_share_one_graph_and_the_first_backward_frees_it():
     config = Config(detach=False)
     start = setup(config, attached_labels, copy_teacher=True)
@@ -292,13 +258,6 @@ def test_tying_comparison_counts_parameters_and_draws_both_students():
     assert summary.loc["tied", "final train MSE"] == tied.history.train_loss.iloc[-1]
     curves = tying_curves([tied, untied])
     assert set(curves.student) == {"tied", "untied"} and len(curves) == 4 * len(tied.history)
-
-
-def test_gallery_table_from_unpickled_outcomes(gallery):
-    import pickle
-
-    outcomes = tuple(gallery.values())
-    assert gallery_table(pickle.loads(pickle.dumps(outcomes))).equals(gallery_table(outcomes))
 
 
 def test_the_gallery_stays_within_the_work_budget():

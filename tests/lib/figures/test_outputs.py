@@ -1,4 +1,4 @@
-"""Tables, CSV, chart, the lesson's words and the run cache."""
+"""Tables, CSV, chart and the run cache."""
 
 import io
 import math
@@ -9,12 +9,9 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
-from fitlab.failure.autopsy import autopsy
 from fitlab.figures.charts import loss_chart, loss_long
 from fitlab.figures.tables import history_csv
 from fitlab.serving.cache import RunCache
-from ui.tabs.failure.lesson import error_explanation
-from ui.tabs.training import blog_figure_note
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +72,6 @@ def test_loss_long_keeps_only_drawable_points():
                             "test_loss": [2.0, math.inf, 0.5]})
     assert len(loss_long(history)) == 4
     assert len(loss_long(history, log_scale=True)) == 3
-
-
-def test_lesson_quotes_the_real_versions_and_shape():
-    failed = train(Config(detach=False, width=9))
-    text = error_explanation(failed, autopsy(failed.config))
-    assert "`[9, 1]`" in text and "saved at version 1 and is now at version 2" in text
-    assert "reshape" in text
-
-
-def test_blog_figure_note_states_both_figures(run):
-    note = blog_figure_note(run)
-    assert f"{run.history.test_loss.iloc[-1]:.4g}" in note and f"{run.blog_test_loss:.4g}" in note
-    assert "30 per-batch means" in note
 
 
 def test_cache_trains_each_config_once_and_stays_bounded():

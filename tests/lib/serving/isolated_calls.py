@@ -1,4 +1,4 @@
-"""Top-level functions for tests/lib/test_isolation.py to run in worker
+"""Top-level functions for tests/lib/serving/test_isolation.py to run in worker
 processes: a module of its own, importing nothing heavy, so that a bare
 worker unpickles them at once."""
 

@@ -1,5 +1,5 @@
-"""Say when the fit is bad: the constant predictor, R², the sentence, the
-chart's rules, the history CSV; and the diverged run's chart and tables."""
+"""Say when the fit is bad: the constant predictor, R², the chart's rules,
+the history CSV (the page's sentence: tests/page/test_fit_quality.py)."""
 
 import io
 import math
@@ -13,7 +13,6 @@ from torch import nn
 from fitlab import Config, train
 from fitlab.figures.charts import constant_rules, loss_chart
 from fitlab.figures.tables import history_csv, history_file_name
-from ui.tabs.training import blog_figure_note, fit_note
 
 BETTER = dict(shared_repeats=0, lr=0.1, epochs=500)  # a student that beats the constant
 
@@ -54,31 +53,6 @@ def test_r_squared_is_undefined_for_one_row_and_for_nan():
     assert math.isnan(run.baseline.r_squared(math.nan, "test"))
 
 
-def test_the_default_student_does_worse_than_a_constant_and_the_page_says_so(default_run):
-    ref, last = torch_baseline(default_run), default_run.history.iloc[-1]
-    assert last.test_loss > ref["test_mse"] and ref["test_r2"] < 0
-    text, worse = fit_note(default_run)
-    assert worse and "worse than a constant" in text
-    assert f"{last.test_loss / ref['test_mse']:.3g}×" in text
-    assert f"{ref['test_mse']:.4g}" in text and "more epochs" in text
-
-
-def test_a_student_that_beats_the_constant_is_not_called_worse():
-    run = train(Config(**BETTER))
-    ref, last = torch_baseline(run), run.history.iloc[-1]
-    assert last.test_loss < ref["test_mse"] and ref["test_r2"] > 0
-    text, worse = fit_note(run)
-    assert not worse and "worse" not in text and f"{ref['test_mse'] / last.test_loss:.3g}× lower" in text
-
-
-def test_the_36_times_worse_link():
-    run = train(Config(width=7, lr=0.05))
-    ref = torch_baseline(run)
-    ratio = run.history.test_loss.iloc[-1] / ref["test_mse"]
-    assert ratio > 30
-    assert f"{ratio:.3g}× the constant's" in fit_note(run)[0]
-
-
 def test_the_loss_chart_draws_a_labelled_rule_per_split(default_run):
     spec = loss_chart(default_run.history, True, default_run.baseline).to_dict()
     rules = [layer for layer in spec["layer"] if layer["mark"]["type"] == "rule"]
@@ -104,28 +78,3 @@ def test_the_history_csv_explains_itself_and_reads_back(default_run):
 
 
 # ---- the diverged run ---------------------------------------------------------
-
-def test_the_diverged_chart_shows_epoch_0_and_marks_the_divergence(diverged):
-    assert diverged.diverged_at == 1
-    spec = loss_chart(diverged.history, True, diverged.baseline, diverged.diverged_at).to_dict()
-    lines = spec["layer"][0]
-    points = pd.DataFrame(spec["datasets"][lines["data"]["name"]])
-    assert list(points.epoch) == [0, 0] and np.isfinite(points.loss).all()
-    # One finite epoch: a line through one point draws nothing, so the points are visible.
-    assert lines["mark"]["point"] is True
-    assert lines["encoding"]["x"]["scale"]["domain"] == [0, 1]
-    marks = [layer for layer in spec["layer"] if layer["encoding"].get("x", {}).get("field") == "epoch"
-             and layer["mark"]["type"] in ("rule", "text")]
-    assert {spec["datasets"][m["data"]["name"]][0]["epoch"] for m in marks} == {1}
-    assert fit_note(diverged) is None and blog_figure_note(diverged) is None
-
-
-def test_the_advice_follows_what_the_student_failed_at():
-    underfit = train(Config())  # worse than the constant on its own training rows too
-    assert underfit.history.train_loss.iloc[-1] > underfit.baseline.train_mse
-    assert "Advanced › Epochs" in fit_note(underfit)[0]
-    overfit = train(Config(epochs=500))  # better on the training rows, worse on the test rows
-    last = overfit.history.iloc[-1]
-    assert last.train_loss < overfit.baseline.train_mse and last.test_loss > overfit.baseline.test_mse
-    note, worse = fit_note(overfit)
-    assert worse and "Advanced › Training rows" in note and "Advanced › Epochs" not in note

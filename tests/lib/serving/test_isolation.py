@@ -16,7 +16,7 @@ from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
 from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
-from tests.lib.isolated_calls import anomaly_enabled, die, pid_after
+from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -203,9 +203,10 @@ def test_workers_end_when_the_server_is_killed():
 
     server = subprocess.run(
         [sys.executable, "-c",
-         "import os; from fitlab.serving.isolation import WorkerPool; from tests.lib.isolated_calls import pid_after; "
+         "import os; from fitlab.serving.isolation import WorkerPool; "
+         "from tests.lib.serving.isolated_calls import pid_after; "
          "pool = WorkerPool(size=1, preload=()); print(pool.run(pid_after, 0), flush=True); os._exit(9)"],
-        capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[2]))
+        capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[3]))
     worker = int(server.stdout.split()[0])
     deadline = time.monotonic() + 20
     while _alive(worker):

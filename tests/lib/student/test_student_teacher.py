@@ -12,16 +12,13 @@ from fitlab import Config, train
 from fitlab.model import build_teacher
 from fitlab.serving.cache import run_nbytes
 from fitlab.student.distance import (
-    MAX_POINTS,
     DistanceTracker,
     HiddenUnits,
     layer_distances,
-    matched_points,
     recorded_epochs,
 )
 from fitlab.student.landscape import loss_along_line
 from fitlab.weights import forward, mean_squared_error, teacher_as_student, use_order
-from ui.tabs.student import recording_note
 
 
 def teacher_layers(width=6, repeats=2, seed=0):
@@ -190,17 +187,3 @@ def test_the_student_versus_teacher_views_are_computed_on_first_use_and_once(eng
 def test_layer_distances_of_identical_nets_are_zero():
     teacher = teacher_layers()
     assert layer_distances(teacher, teacher) == [0.0, 0.0, 0.0]
-
-
-@pytest.mark.parametrize("width,epochs", [(5, 100), (64, 300), (256, 40)])
-def test_matched_distance_is_recorded_at_fewer_epochs_for_wide_nets(width, epochs):
-    run = train(Config(width=width, epochs=epochs, batch_size=50))
-    raw_epochs = run.distances["epoch"].unique()
-    matched_epochs = run.distances.dropna(subset=["matched"])["epoch"].unique()
-    assert len(raw_epochs) == min(epochs + 1, MAX_POINTS)
-    assert len(matched_epochs) == min(epochs + 1, matched_points(width))
-    assert {0, epochs} <= set(matched_epochs) <= set(raw_epochs)
-    assert matched_points(256) < matched_points(64)
-    note = recording_note(run.distances, epochs)
-    assert f"matched at {len(matched_epochs)} of them" in note
-    assert ("every epoch" in note) == (len(raw_epochs) == epochs + 1)
