@@ -4,7 +4,7 @@ computed from fitlab, and where each document says it.
 
 `python -m tools.figures` prints each figure; `--check` also finds every
 quoted sentence in its document, with the figures filled in, and exits 1
-naming any document that disagrees (tests/test_figures.py runs the check).
+naming any document that disagrees (tests/tools/test_figures.py runs the check).
 Figures are written as the documents write them: a minus sign as "−",
 thousands with commas.
 """

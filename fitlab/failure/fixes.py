@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import Enum, auto
 
 import numpy as np
 import pandas as pd
@@ -108,6 +108,7 @@ VARIANTS: tuple[Variant, ...] = (
 class FixOutcome:
     """What one variant did.
 
+    config             the settings it ran on
     history            epoch, train_loss, test_loss (epoch 0 before training)
     error              the exception from backward() that stopped it, or None
     first_gradients    the student's gradients after the first backward(), by
@@ -116,6 +117,7 @@ class FixOutcome:
                        weights, when the teacher is a separate net; else None
     """
 
+    config: Config
     variant: Variant
     history: pd.DataFrame
     error: TrainingError | None
@@ -139,7 +141,7 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
     separate = {id(p) for p in teacher.parameters()}.isdisjoint(id(p) for p in student.parameters())
     grads = [p.grad for p in teacher.parameters() if p.grad is not None]
     teacher_gradient = (float(torch.sqrt(sum((g ** 2).sum() for g in grads))) if separate and grads else None)
-    return FixOutcome(variant, history, error, first, teacher_gradient)
+    return FixOutcome(config, variant, history, error, first, teacher_gradient)
 
 
 def variant_seconds(config: Config, variant: Variant) -> float:
@@ -206,27 +208,27 @@ GRADIENT_TOLERANCE = 1e-6
 class Judgement(Enum):
     """A variant as a fix of the blog's error."""
 
-    FIXES = "fixes it"
-    NO_FIX = "no fix"
-    CATCH = "runs, with a catch"
+    FIXES = auto()
+    NO_FIX = auto()
+    CATCH = auto()
 
 
 class Failure(Enum):
     """Why a variant that raised is no fix."""
 
-    BLOG = "the blog's own run: the in-place error"
-    SAME = "the blog's very error"
-    OTHER = "a different error"
-    FREED_GRAPH = "a backward through the graph the first backward freed"
+    BLOG = auto()  # the blog's own run: the in-place error
+    SAME = auto()  # the blog's very error
+    OTHER = auto()  # a different error
+    FREED_GRAPH = auto()  # a backward through the graph the first backward freed
 
 
 class Catch(Enum):
     """Something wrong with a variant beyond whether it raised."""
 
-    WRONG_GRADIENTS = "the first step's gradients differ from .detach()'s"
-    TEACHER_GRADIENTS = "the teacher's own weights get gradients"
-    WALKS_LABEL_GRAPH = "every backward walks the labels' graph again, kept in memory"
-    TRAINS_ON_WRONG_GRADIENTS = "it trains on wrong gradients to the end"
+    WRONG_GRADIENTS = auto()  # the first step's gradients differ from .detach()'s
+    TEACHER_GRADIENTS = auto()
+    WALKS_LABEL_GRAPH = auto()  # every backward walks the labels' graph again, kept in memory
+    TRAINS_ON_WRONG_GRADIENTS = auto()
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import pytest
 
 import ui.tabs.failure.gallery as gallery
 from fitlab import Config
-from fitlab.failure.fixes import VARIANTS, fix_gallery
+from fitlab.failure.fixes import BLOG, DETACH, VARIANTS, fix_gallery, run_variant, verdict
 from tests.lib.failure.test_replay import SMALL
 from tests.page.helpers import open_page, open_tab
-from ui.tabs.failure.gallery import gallery_messages, gallery_table
+from ui.tabs.failure.gallery import gallery_messages, gallery_table, verdict_text
 
 QUERY = {"detach": "false", "width": "6", "lr": "0.07", "epochs": "4"}
 CONFIG = Config(detach=False, width=6, lr=0.07, epochs=4)
@@ -79,3 +79,11 @@ def test_gallery_table_from_unpickled_outcomes(small_gallery):
 
     outcomes = tuple(small_gallery.values())
     assert gallery_table(pickle.loads(pickle.dumps(outcomes))).equals(gallery_table(outcomes))
+
+
+def test_the_walked_graph_is_said_with_the_runs_own_number_of_labels():
+    config = Config(detach=False, n_samples=120, epochs=2)
+    retained = next(v for v in VARIANTS if v.retain_graph and v.copy_teacher)
+    blog, detached, outcome = (run_variant(config, v) for v in (BLOG, DETACH, retained))
+    text = verdict_text(verdict(outcome, blog, detached), outcome, detached)
+    assert "walks the teacher's graph of all 120 labels again" in text

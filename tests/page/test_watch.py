@@ -65,3 +65,14 @@ def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_d
     diverged = train(Config(lr=10.0, epochs=15))
     assert watch_note(diverged).startswith("The student at the epoch the slider picks. Its weights diverged")
     assert "nan%" not in watch_note(diverged)
+
+
+def test_the_player_is_read_from_its_asset_file_whatever_the_working_folder(tmp_path, monkeypatch):
+    import importlib
+
+    import ui.tabs.watch as watch
+
+    monkeypatch.chdir(tmp_path)
+    player = importlib.reload(watch).player_html(train(Config(epochs=4)))
+    assert player.startswith("<style>") and '<div class="fitlab-player">' in player
+    assert "epoch 4 of 4" in player and "%(" not in player

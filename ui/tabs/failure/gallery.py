@@ -113,8 +113,8 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
         if Catch.TEACHER_GRADIENTS in catches:
             said.append(f"the teacher's weights get gradients too (norm {outcome.teacher_gradient:.3g})")
         if Catch.WALKS_LABEL_GRAPH in catches:
-            said.append("every backward() also walks the teacher's graph of all 200 labels again, "
-                        "and keeps it in memory")
+            said.append(f"every backward() also walks the teacher's graph of all {outcome.config.n_samples} "
+                        "labels again, and keeps it in memory")
         if Catch.TRAINS_ON_WRONG_GRADIENTS in catches:
             last, right = outcome.history.iloc[-1], detached.history.iloc[-1]
             said.append(f"it trains on wrong gradients to the end (final train MSE "
