@@ -59,7 +59,7 @@ def reinitialise_through_data(net: TiedNet, generator: torch.Generator) -> None:
 class Variant:
     """One way to write the script.
 
-    name          what the variant is, in a few words
+    key           the variant, as an identifier (the page words it: ui/tabs/failure/gallery.py)
     change        the one line that differs from the blog's script
     make_labels   (teacher, X) -> labels
     copy_teacher  the student is a deep copy of the teacher, taken before the re-init
@@ -70,7 +70,7 @@ class Variant:
                   retain_graph, walks it again at every step)
     """
 
-    name: str
+    key: str
     change: str
     make_labels: Callable[[TiedNet, torch.Tensor], torch.Tensor]
     copy_teacher: bool = False
@@ -79,27 +79,27 @@ class Variant:
     attached: bool = True
 
 
-BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
-DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
+BLOG = Variant("blog", "labels = net(X).reshape((-1, 1))", attached_labels)
+DETACH = Variant("detach", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
                  attached=False)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
-    Variant("labels under torch.no_grad()",
+    Variant("no_grad",
             "with torch.no_grad(): labels = net(X).reshape((-1, 1))", _labels_no_grad, attached=False),
-    Variant(".clone() the labels", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
-    Variant("no reshape (the blog's suspect)", "labels = net(X)", _labels_not_reshaped),
-    Variant("deep copy of the teacher",
+    Variant("clone", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
+    Variant("no_reshape", "labels = net(X)", _labels_not_reshaped),
+    Variant("deep_copy",
             "student = copy.deepcopy(net)  # before the re-init; labels not detached",
             attached_labels, copy_teacher=True),
-    Variant("deep copy + retain_graph=True", "loss.backward(retain_graph=True)  # with the deep copy",
+    Variant("deep_copy_retain_graph", "loss.backward(retain_graph=True)  # with the deep copy",
             attached_labels, copy_teacher=True, retain_graph=True),
-    Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
+    Variant("data_reinit", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
             attached_labels, reinitialise=reinitialise_through_data),
-    Variant("identity saved-tensor hooks",
+    Variant("identity_hooks",
             "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
             _labels_through_identity_hooks),
-    Variant("identity hooks + retain_graph=True", "loss.backward(retain_graph=True)  # with the hooks",
+    Variant("identity_hooks_retain_graph", "loss.backward(retain_graph=True)  # with the hooks",
             _labels_through_identity_hooks, retain_graph=True),
 )
 

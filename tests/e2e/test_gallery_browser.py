@@ -9,6 +9,7 @@ import pytest
 
 from fitlab import Config
 from fitlab.failure.fixes import DETACH, VARIANTS, fix_gallery, references
+from ui.tabs.failure.gallery import VARIANT_NAMES
 
 from .browsing import expect, open_page, open_tab
 
@@ -28,7 +29,7 @@ def test_the_lesson_is_whole_without_the_gallery_which_trains_when_its_tab_opens
     outcomes = fix_gallery(Config(detach=False, lr=0.07, width=6))
     blog, detached = references(outcomes)
     last = detached.history.iloc[-1]
-    row = rows.filter(has_text=DETACH.name)
+    row = rows.filter(has_text=VARIANT_NAMES[DETACH.key])
     expect(row).to_contain_text("✓ fixes it")
     expect(row).to_contain_text(f"final train MSE {last.train_loss:.6g}")
     expect(rows.filter(has_text="as the blog wrote it")).to_contain_text(

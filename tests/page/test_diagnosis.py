@@ -8,10 +8,12 @@ from fitlab import Config, train
 from fitlab.blog import setup
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
+from fitlab.figures.tables import ledger_table
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from fitlab.weights import parameter_table
 from tests.lib.failure.test_replay import parse_dot, red
 from tests.page.helpers import charts_encoding, loss_charts, open_page, open_tab
+from ui.tabs.failure.gallery import VARIANT_NAMES
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 
@@ -43,7 +45,7 @@ def test_error_panel_stays_first_then_the_four_views(failing):
 
 def test_version_ledger_view(failing):
     ledger = failing.table[0].value
-    expected = autopsy(Config(detach=False, **SETTINGS)).ledger
+    expected = ledger_table(autopsy(Config(detach=False, **SETTINGS)).ledger)
     assert ledger.equals(expected)
     assert sorted(ledger.parameter[ledger.stale]) == ["last.weight", "shared.weight"]
 
@@ -69,7 +71,7 @@ def test_fix_gallery_view(failing):
     assert not failing.exception
     assert failing.error[0].value.startswith("**`loss.backward()` raised")   # the lesson's first screen stays
     table = failing.table[0].value
-    assert list(table.variant) == [v.name for v in VARIANTS]
+    assert list(table.variant) == [VARIANT_NAMES[v.key] for v in VARIANTS]
     message = train(Config(detach=False, **SETTINGS)).error.message
     assert table.outcome[0] == f"RuntimeError: {message}"
     assert table.outcome[1].startswith("trains: final train MSE")

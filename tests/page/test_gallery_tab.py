@@ -10,7 +10,7 @@ from fitlab import Config
 from fitlab.failure.fixes import BLOG, DETACH, VARIANTS, fix_gallery, run_variant, verdict
 from tests.lib.failure.test_replay import SMALL
 from tests.page.helpers import open_page, open_tab
-from ui.tabs.failure.gallery import gallery_messages, gallery_table, verdict_text
+from ui.tabs.failure.gallery import VARIANT_NAMES, gallery_messages, gallery_table, verdict_text
 
 QUERY = {"detach": "false", "width": "6", "lr": "0.07", "epochs": "4"}
 CONFIG = Config(detach=False, width=6, lr=0.07, epochs=4)
@@ -19,7 +19,7 @@ CONFIG = Config(detach=False, width=6, lr=0.07, epochs=4)
 def test_the_lesson_trains_no_fix_until_the_gallery_tab_is_opened(monkeypatch):
     trained = []
     real = gallery.run_variant
-    monkeypatch.setattr(gallery, "run_variant", lambda config, variant: trained.append(variant.name)
+    monkeypatch.setattr(gallery, "run_variant", lambda config, variant: trained.append(variant.key)
                         or real(config, variant))
     at = open_page(timeout=180, **QUERY)
     assert not at.exception and trained == []
@@ -27,18 +27,18 @@ def test_the_lesson_trains_no_fix_until_the_gallery_tab_is_opened(monkeypatch):
     assert "4. The blog's “more vivid example”, run" in [s.value for s in at.subheader]
     assert any("the *Fix gallery* tab runs every candidate fix" in c.value for c in at.caption)
     open_tab(at, "Fix gallery", key="failure_view")
-    assert not at.exception and trained == [v.name for v in VARIANTS]
+    assert not at.exception and trained == [v.key for v in VARIANTS]
     assert at.table[0].value.equals(gallery_table(fix_gallery(CONFIG)))
     assert "Version ledger" not in " ".join(s.value for s in at.subheader)   # the other tab is closed
     open_tab(at, "Inside the failure", key="failure_view")
     open_tab(at, "Fix gallery", key="failure_view")
-    assert trained == [v.name for v in VARIANTS]   # opened again: from the cache
+    assert trained == [v.key for v in VARIANTS]   # opened again: from the cache
 
 
 @pytest.fixture(scope="module")
 def small_gallery():
-    """The fix gallery at tests/lib/failure/test_replay.py's SMALL settings, by variant name."""
-    return {o.variant.name: o for o in fix_gallery(Config(detach=False, **SMALL))}
+    """The fix gallery at tests/lib/failure/test_replay.py's SMALL settings, by the page's variant names."""
+    return {VARIANT_NAMES[o.variant.key]: o for o in fix_gallery(Config(detach=False, **SMALL))}
 
 
 def test_gallery_table_quotes_outcomes_and_judges_them(small_gallery):
@@ -87,3 +87,8 @@ def test_the_walked_graph_is_said_with_the_runs_own_number_of_labels():
     blog, detached, outcome = (run_variant(config, v) for v in (BLOG, DETACH, retained))
     text = verdict_text(verdict(outcome, blog, detached), outcome, detached)
     assert "walks the teacher's graph of all 120 labels again" in text
+
+
+def test_every_variant_has_a_name_on_the_page():
+    assert list(VARIANT_NAMES) == [v.key for v in VARIANTS]
+    assert len(set(VARIANT_NAMES.values())) == len(VARIANTS)

@@ -80,6 +80,7 @@ def test_the_vivid_page_words_come_from_the_runs():
     note = vivid_note(cases)
     assert "2 of 4 edits run and 2 raise" in note and "`AddmmBackward0`" in note and "`result`" in note
     table = vivid_table(cases)
+    assert list(table.net) == ["the blog's net"] * 2 + ["the blog's net + a final ReLU"] * 2
     assert list(table["loss.backward()"]) == ["✓ runs", "✓ runs"] + [
         "✗ RuntimeError: [torch.FloatTensor [200, 1]], which is output 0 of Relu, is at version 1; "
         "expected version 0"] * 2

@@ -26,10 +26,10 @@ from fitlab.failure.fixes import (
 from fitlab.failure.graph import grad_fns, graph_dot, named_in_error
 from fitlab.failure.versions import MOMENTS
 from fitlab.figures.charts import tying_curves
+from fitlab.figures.tables import MOMENT_HEADERS, ledger_summary, ledger_table, tying_summary
 from fitlab.model import build_teacher, reinitialise_as_student
 from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, estimated_seconds, walked_graph_seconds
-from fitlab.shared_layer.gradients import ledger_summary, tied_gradient_ledger
-from fitlab.shared_layer.tying import tying_summary
+from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.reference.blog_variants import blog_variant
 
 # --- a small DOT reader for the one-statement-per-line DOT graph_dot writes ---
@@ -66,12 +66,19 @@ def test_ledger_versions_and_stale_rows(repeats):
     assert (ledger[MOMENTS[2]] == 2).all()
     expected_stale = ["last.weight"] + (["shared.weight"] if repeats else [])
     assert sorted(ledger.parameter[ledger.stale]) == sorted(expected_stale)
-    saved = ledger.set_index("parameter")["saved by the labels' graph"]
-    assert saved["first.weight"] == "not saved" and saved["last.bias"] == "not saved"
+    saved = ledger.set_index("parameter")["saved"]
+    assert saved["first.weight"] == () and saved["last.bias"] == ()
     if repeats:
-        assert saved["shared.weight"] == (
+        assert saved["shared.weight"] == (("mat2", (5, 5), 1),) * repeats
+    assert saved["last.weight"] == (("mat2", (5, 1), 1),)
+    # The table the page shows says it in words.
+    words = ledger_table(ledger).set_index("parameter")["saved by the labels' graph"]
+    assert words["first.weight"] == "not saved" and words["last.bias"] == "not saved"
+    if repeats:
+        assert words["shared.weight"] == (
             "mat2 [5, 5] at v1" + (f", ×{repeats} (one per use)" if repeats > 1 else ""))
-    assert saved["last.weight"] == "mat2 [5, 1] at v1"
+    assert words["last.weight"] == "mat2 [5, 1] at v1"
+    assert list(ledger_table(ledger).columns[3:6]) == list(MOMENT_HEADERS.values())
 
 
 def test_ledger_agrees_with_torchs_message():
@@ -151,25 +158,25 @@ SMALL = dict(epochs=3, width=6, shared_repeats=3)
 
 @pytest.fixture(scope="module")
 def gallery():
-    return {o.variant.name: o for o in fix_gallery(Config(detach=False, **SMALL))}
+    return {o.variant.key: o for o in fix_gallery(Config(detach=False, **SMALL))}
 
 
 REFERENCE = {
-    "as the blog wrote it": dict(labels="attached"),
-    ".detach() the labels": dict(labels="detach"),
-    "labels under torch.no_grad()": dict(labels="no_grad"),
-    ".clone() the labels": dict(labels="clone"),
-    "no reshape (the blog's suspect)": dict(labels="no_reshape"),
-    "deep copy of the teacher": dict(labels="attached", copy_teacher=True),
-    "deep copy + retain_graph=True": dict(labels="attached", copy_teacher=True, retain_graph=True),
-    "re-init through .data": dict(labels="attached", reinit_data=True),
-    "identity saved-tensor hooks": dict(hooks=True),
-    "identity hooks + retain_graph=True": dict(hooks=True, retain_graph=True),
+    "blog": dict(labels="attached"),
+    "detach": dict(labels="detach"),
+    "no_grad": dict(labels="no_grad"),
+    "clone": dict(labels="clone"),
+    "no_reshape": dict(labels="no_reshape"),
+    "deep_copy": dict(labels="attached", copy_teacher=True),
+    "deep_copy_retain_graph": dict(labels="attached", copy_teacher=True, retain_graph=True),
+    "data_reinit": dict(labels="attached", reinit_data=True),
+    "identity_hooks": dict(hooks=True),
+    "identity_hooks_retain_graph": dict(hooks=True, retain_graph=True),
 }
 
 
 def test_every_variant_has_a_reference():
-    assert set(REFERENCE) == {v.name for v in VARIANTS}
+    assert set(REFERENCE) == {v.key for v in VARIANTS}
 
 
 @pytest.mark.parametrize("name", list(REFERENCE))
@@ -190,21 +197,21 @@ def test_variant_matches_the_blog_script_written_that_way(gallery, name):
 
 
 def test_gallery_outcomes_tell_the_story(gallery):
-    blog, detached = gallery["as the blog wrote it"], gallery[".detach() the labels"]
+    blog, detached = gallery["blog"], gallery["detach"]
     assert "modified by an inplace operation" in blog.error.message
     assert blog.error.message == train(Config(detach=False, **SMALL)).error.message
     assert detached.history.equals(train(Config(engine="autograd", **SMALL)).history)
-    assert gallery["labels under torch.no_grad()"].history.equals(detached.history)
-    for same in (".clone() the labels", "no reshape (the blog's suspect)"):
+    assert gallery["no_grad"].history.equals(detached.history)
+    for same in ("clone", "no_reshape"):
         assert gallery[same].error.message == blog.error.message
-    copied = gallery["deep copy of the teacher"]
+    copied = gallery["deep_copy"]
     assert (copied.error.epoch, copied.error.batch) == (1, 2)
     assert copied.error.message.startswith("Trying to backward through the graph a second time")
     assert copied.teacher_gradient > 0
-    retained = gallery["deep copy + retain_graph=True"]
+    retained = gallery["deep_copy_retain_graph"]
     assert retained.error is None and retained.history.equals(detached.history)
     assert retained.teacher_gradient != copied.teacher_gradient  # summed over every step, not one
-    through_data = gallery["re-init through .data"]
+    through_data = gallery["data_reinit"]
     assert gradient_gap(through_data, detached) > 1e-3
     assert (through_data.error.epoch, through_data.error.batch) == (1, 2)
 
