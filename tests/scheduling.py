@@ -16,9 +16,9 @@ import pytest
 @pytest.hookimpl(tryfirst=True)  # before xdist names each test's group from its xdist_group mark
 def pytest_collection_modifyitems(items):
     """A test that needs the streamlit server (tests/e2e) drives Chromium: it
-    carries the `browser` marker, so `pytest -m "not browser"` runs the rest,
-    and the `slow` marker (it starts processes), so `pytest -m "not slow"`
-    leaves it out of the inner loop.
+    carries the `browser` marker, so `pytest -m "not browser"` runs the rest.
+    It and the load tests (their own server) also carry `slow`: they start
+    processes, and `pytest -m "not slow"` leaves them out of the inner loop.
 
     The suite runs on both cores (pytest-xdist, `-n 2` in pyproject.toml):
     each module is one unit of work (pytest_xdist_make_scheduler), so its
@@ -36,8 +36,9 @@ def pytest_collection_modifyitems(items):
         browser = "server" in getattr(item, "fixturenames", ())
         if browser:
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.xdist_group("browser"))
+        if browser or item.get_closest_marker("load") is not None:  # the load tests start their own server
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: (item.get_closest_marker("load") is None,
                                  item.get_closest_marker("browser") is None))
 

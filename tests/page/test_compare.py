@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 
 from fitlab import Config, train
 from fitlab.serving.runlog import runs_csv
@@ -129,6 +130,7 @@ def test_the_distance_chart_shows_the_approach_and_says_how_far_it_got(app):
     assert "Diamonds: the nearest relabelling, found by trying every one that matters at this width." in text
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_a_failed_run_is_listed_but_has_no_student_charts(app):
     app.checkbox(key="detach").uncheck().run()
     assert not app.exception

@@ -114,6 +114,11 @@ def test_a_diverged_run_still_has_tables_and_words(diverged):
     assert blog_figure_note(diverged) is None
 
 
+@pytest.fixture(scope="module")
+def run():
+    return train(Config(epochs=20))
+
+
 def test_blog_figure_note_states_both_figures(run):
     note = blog_figure_note(run)
     assert f"{run.history.test_loss.iloc[-1]:.4g}" in note and f"{run.blog_test_loss:.4g}" in note

@@ -16,6 +16,7 @@ QUERY = {"detach": "false", "width": "6", "lr": "0.07", "epochs": "4"}
 CONFIG = Config(detach=False, width=6, lr=0.07, epochs=4)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_lesson_trains_no_fix_until_the_gallery_tab_is_opened(monkeypatch):
     trained = []
     real = gallery.run_variant

@@ -17,6 +17,7 @@ from ui import warmup
 from ui.state import run_cache
 
 
+@pytest.mark.slow  # the warm-up starts a worker process
 def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(empty_cache, monkeypatch):
     trained = []
     real = fitlab.train
@@ -72,6 +73,7 @@ print(seen)
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_pages_frame_is_drawn_before_it_imports_torch():
     """A fresh server's first page sends its title, decoder and sidebar before
     it needs torch (the tabs import it), so the browser draws them while the

@@ -3,6 +3,8 @@ suite moves it: tests/e2e)."""
 
 import json
 
+import pytest
+
 from fitlab import Config, train
 from tests.page.helpers import open_page, open_tab
 
@@ -34,6 +36,7 @@ def test_the_watch_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
     assert player.proto.unsafe_allow_javascript
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_lesson_has_no_scrubbed_view():
     at = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not at.exception

@@ -68,6 +68,7 @@ FAILING = [
 ]
 
 
+@pytest.mark.slow  # the rendered scripts run with python
 @pytest.mark.parametrize("overrides", FAILING, ids=str)
 def test_undetached_script_fails_as_fitlab_says(overrides, ran, trained):
     config = Config(detach=False, **overrides)
@@ -98,6 +99,7 @@ def assert_close(ours, theirs):
         assert math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7), (a, b)
 
 
+@pytest.mark.slow  # the rendered scripts run with python
 @pytest.mark.parametrize("overrides", TRAINING, ids=str)
 def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, ran, trained, blog_loop):
     config = Config(engine="autograd", **overrides)
@@ -115,6 +117,7 @@ def test_detached_script_prints_fitlabs_and_the_blog_loops_losses(overrides, ran
 UNTIED = Config(engine="autograd", tied=False, shared_repeats=3, width=4, epochs=25, lr=0.05)
 
 
+@pytest.mark.slow  # the rendered scripts run with python
 def test_untied_script_trains_as_fitlabs_untied_student(ran, trained):
     config = UNTIED
     proc = ran[blog_script(config)]
@@ -125,6 +128,7 @@ def test_untied_script_trains_as_fitlabs_untied_student(ran, trained):
     assert losses[-1] != pytest.approx(tied.history.train_loss.iloc[-1], rel=1e-6)
 
 
+@pytest.mark.slow  # the rendered scripts run with python
 @pytest.mark.parametrize("config", [Config(detach=False), Config(engine="autograd")], ids=["fails", "trains"])
 def test_a_script_ends_in_the_batch_as_with_python(config, ran, tmp_path):
     alone, batched = run_python(blog_script(config), tmp_path), ran[blog_script(config)]

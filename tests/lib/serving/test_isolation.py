@@ -59,6 +59,7 @@ def seen(explained) -> tuple:
             explained.marks, explained.report.error, explained.script)
 
 
+@pytest.mark.slow  # worker processes
 def test_an_isolated_call_returns_by_value_in_another_process(pool):
     config = Config(detach=False, width=7)
     there, here = pool.run(explained_blog, config), explained_blog(config)
@@ -69,6 +70,7 @@ def test_an_isolated_call_returns_by_value_in_another_process(pool):
         pool.run(Config, width=-1)
 
 
+@pytest.mark.slow  # worker processes
 def test_a_worker_that_dies_is_replaced():
     pool = WorkerPool(size=1, preload=BARE)
     try:
@@ -83,6 +85,7 @@ def test_a_worker_that_dies_is_replaced():
         pool.close()
 
 
+@pytest.mark.slow  # worker processes
 def test_a_call_over_its_timeout_is_stopped_and_its_worker_replaced():
     pool = WorkerPool(size=1, preload=BARE)
     try:
@@ -97,6 +100,7 @@ def test_a_call_over_its_timeout_is_stopped_and_its_worker_replaced():
         pool.close()
 
 
+@pytest.mark.slow  # worker processes
 def test_the_pool_never_runs_more_workers_than_its_size(pool):
     answers = []
     threads = [threading.Thread(target=lambda: answers.append(pool.run(pid_after, 0.2)))
@@ -112,6 +116,7 @@ def test_the_pool_never_runs_more_workers_than_its_size(pool):
     assert len(answers) == 8 and len(set(answers)) <= 2 and peak <= 2
 
 
+@pytest.mark.slow  # worker processes
 def test_a_worker_is_renewed_after_its_calls():
     pool = WorkerPool(size=1, calls_per_worker=2, preload=BARE)
     try:
@@ -149,6 +154,7 @@ def trainers(threads: int = 2) -> tuple[float, list]:
     return time.perf_counter() - started, results
 
 
+@pytest.mark.slow  # worker processes
 def test_the_anomaly_replay_leaks_into_no_other_threads_run():
     replayed = Config(detach=False, width=7)
     alone = {c: train(c) for c in FAILING + TRAINING}
@@ -195,6 +201,7 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
             assert "Good luck" not in run.error.message  # anomaly mode's wording
 
 
+@pytest.mark.slow  # worker processes
 def test_workers_end_when_the_server_is_killed():
     """No orphans: a worker whose parent dies (kill -9, a crash) reads the
     end of its pipe and exits."""

@@ -44,6 +44,7 @@ def test_a_lesson_call_leaves_no_tensor_behind():
     assert _live_tensors() == before
 
 
+@pytest.mark.slow  # worker processes
 def test_a_workers_memory_stays_flat_over_lesson_calls():
     """At width 256 a call kept about 1.8 MiB (317 → 353 MiB over 20
     calls); now the resident size stops growing after the first calls."""
@@ -66,6 +67,7 @@ def test_a_workers_memory_stays_flat_over_lesson_calls():
     assert per_call < 0.5 * MiB
 
 
+@pytest.mark.slow  # worker processes
 def test_a_worker_over_its_memory_cap_is_renewed():
     capped = WorkerPool(size=1, max_rss=1, preload=BARE)  # every worker is over one byte
     roomy = WorkerPool(size=1, max_rss=2**40, preload=BARE)
@@ -77,6 +79,7 @@ def test_a_worker_over_its_memory_cap_is_renewed():
         roomy.close()
 
 
+@pytest.mark.slow  # worker processes
 def test_a_worker_killed_while_idle_is_replaced_before_it_is_used():
     pool = WorkerPool(size=1, preload=BARE)
     try:
@@ -96,6 +99,7 @@ def test_a_worker_killed_while_idle_is_replaced_before_it_is_used():
         pool.close()
 
 
+@pytest.mark.slow  # worker processes
 def test_a_renewed_worker_has_imported_what_the_pools_calls_needed():
     imported = "'json' in __import__('sys').modules"
     fresh = WorkerPool(size=1, calls_per_worker=1, preload=BARE)
