@@ -19,9 +19,9 @@ from collections.abc import Callable
 import streamlit as st
 
 from fitlab import Config
-from fitlab.affordable import CHEAPER_UPWARDS, nearest_affordable
-from fitlab.budget import OverBudget, check
 from fitlab.config import SETTINGS, Setting
+from fitlab.serving.affordable import CHEAPER_UPWARDS, nearest_affordable
+from fitlab.serving.budget import OverBudget, check
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
@@ -125,8 +125,8 @@ def draw_setting(declared: Setting, values: dict) -> object:
 
 def read_config() -> Config | None:
     """Draw the sidebar and build a Config from it, within the work budget
-    (fitlab.budget); on a ValueError show it as st.error and return None. Every widget is bound to the URL, so a link
-    reproduces the run."""
+    (fitlab.serving.budget); on a ValueError show it as st.error and return
+    None. Every widget is bound to the URL, so a link reproduces the run."""
     remember_url()
     sidebar = st.sidebar
     sidebar.header("The fit")

@@ -1,7 +1,8 @@
 """The few sentences several places of the page share: its first words, each
 setting's words (the sidebar draws its widgets with their labels, groups and
-help, and messages name a setting by its label), the refusal of settings over the work budget, and what a
-run's train loss did (fitlab.outcome's facts, in numbers)."""
+help, and messages name a setting by its label), the refusal of settings
+over the work budget, and what a run's train loss did (fitlab.outcome's
+facts, in numbers)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from fitlab.budget import OverBudget
 from fitlab.config import SETTINGS, Config
+from fitlab.serving.budget import OverBudget
 
 if TYPE_CHECKING:   # the page's first words import this module before anything heavy
     from fitlab.outcome import Outcome

@@ -69,7 +69,7 @@ def same_history(a, b) -> bool:
 
 def same_run(a, b) -> bool:
     """Whether two runs compute the same numbers, to the engines' tolerance
-    (tests/lib/test_engines.py), or fail with the same error."""
+    (tests/lib/engines/test_engines.py), or fail with the same error."""
     if (a.error is None) != (b.error is None):
         return False
     if a.error is not None:
@@ -116,7 +116,7 @@ def test_the_sweep_stack_trains_the_changed_setting_as_train_does(field, trained
 
 # Runs each script as the main module, one after the other in one python
 # (one import of torch for all), and prints what each printed and whether
-# it raised (tests/lib/test_blog_script.py holds such a batch to `python`).
+# it raised (tests/lib/failure/test_blog_script.py holds such a batch to `python`).
 _BATCH = """
 import contextlib, io, json, runpy, sys, traceback
 ran = []
@@ -160,6 +160,7 @@ def script_matches(output: dict, run) -> bool:
             and close(figure, run.blog_test_loss))
 
 
+@pytest.mark.slow  # the rendered scripts run with python
 @pytest.mark.parametrize("field", FIELDS)
 def test_the_blogs_script_with_your_numbers_prints_the_changed_run(field, printed, trained):
     config = changed(SETTINGS[field])
