@@ -79,12 +79,14 @@ def resident_mib(pid: int) -> float:
 
 
 async def session(ws_url: str, query: str, heard: Heard, until: str = "finished",
-                  stop: asyncio.Event | None = None) -> Heard:
+                  stop: asyncio.Event | None = None, cookie: str | None = None) -> Heard:
     """Open a session on `query`, ask for the page, and note what comes
-    back until `until` ("first", "chart" or "finished") is heard or `stop`
-    is set; the websocket stays open meanwhile, as a browser tab's does."""
-    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                  open_timeout=30, ping_interval=None) as ws:
+    back until `until` ("first", "chart" or "finished") is heard; with
+    `stop`, until it is set, holding the websocket open meanwhile, as a
+    browser tab's stays. `cookie`: the Cookie header a browser would send."""
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
+                                  ping_interval=None,
+                                  additional_headers=None if cookie is None else {"Cookie": cookie}) as ws:
         ask = BackMsg()
         ask.rerun_script.query_string = query
         ask.rerun_script.page_script_hash = ""
@@ -115,7 +117,7 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
                 elif which == "alert" and "too busy" in element.alert.body:
                     heard.busy = True
             last = now
-        if stop is not None and until == "finished":
+        if stop is not None:
             await stop.wait()
     return heard
 
