@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from tools.server import free_port, health_seconds, start_server, stop_server, w
 HEAVY_RUN = "width=256&shared_repeats=3&n_train=199&batch_size=199&epochs=445&seed={i}"
 HEAVY_LESSON = "detach=false&width=256&shared_repeats=8&n_train=199&batch_size=1&epochs=30&seed={i}"
 SMALL_RUN = "width=6&epochs=30&seed=77"  # not cached, about 0.05 s of training
+# A lecture's link on the projector: not trained by the warm-up, cheap to train.
+LECTURE_LINK = "width=12&lr=0.05&seed=7&epochs=300"
 
 
 @dataclass
@@ -69,6 +72,25 @@ def resident_mib(pid: int) -> float:
         pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
+    return _resident(pids)
+
+
+def tree_resident_mib(pid: int) -> float:
+    """Resident memory of `pid` and all its descendants (tools.serve: nginx,
+    the replicas and their workers), in MiB."""
+    pids, seen = [pid], []
+    while pids:
+        p = pids.pop()
+        seen.append(p)
+        try:
+            pids += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except OSError:
+            pass
+    return _resident(seen)
+
+
+def _resident(pids: list[int]) -> float:
     total = 0
     for p in pids:
         try:
@@ -189,6 +211,165 @@ async def class_at_once(url: str, pid: int, heavy: int = 40, lessons: int = 10,
     await asyncio.gather(*tasks, watcher, return_exceptions=True)
     health_s = outcomes[2] if not isinstance(outcomes[2], BaseException) else None
     return Figures(crowd, visitor, health_s, small, rss_before, peak)
+
+
+@dataclass
+class Student:
+    """One student of a lecture: what their session heard on the link, and,
+    for one who moved to settings of their own, after the move (seconds
+    since they asked)."""
+
+    link: Heard
+    moved: Heard | None = None
+    exception: bool = False
+
+
+async def student(ws_url: str, me: Student, heavy: str | None, move: asyncio.Event,
+                  stop: asyncio.Event) -> Student:
+    """One student's tab: the link until its page has finished; a mover then
+    waits for `move` and asks for `heavy` on the same websocket, noting what
+    comes back until told their place, their chart, or that the server is
+    busy; the tab stays open until `stop`."""
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
+                                  ping_interval=None) as ws:
+        await _ask(ws, me.link, me)
+        if heavy is not None:
+            await move.wait()
+            me.moved = Heard(heavy)
+            await _ask(ws, me.moved, me, done=lambda h: h.waiting is not None or h.chart is not None or h.busy)
+        await stop.wait()
+    return me
+
+
+async def _ask(ws, heard: Heard, me: Student, done=lambda h: h.finished is not None) -> None:
+    """Ask for heard.query's page on `ws` and note what comes back until `done(heard)`."""
+    ask = BackMsg()
+    ask.rerun_script.query_string = heard.query
+    ask.rerun_script.page_script_hash = ""
+    started = time.perf_counter()
+    await ws.send(ask.SerializeToString())
+    while not done(heard):
+        msg = ForwardMsg.FromString(await ws.recv())
+        now = time.perf_counter() - started
+        heard.first = heard.first if heard.first is not None else now
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished":
+            heard.finished = now
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            which = element.WhichOneof("type")
+            if which == "vega_lite_chart" and heard.chart is None:
+                heard.chart = now
+            elif which == "exception":
+                me.exception = True
+            elif which == "alert" and element.alert.body.startswith("Waiting to start"):
+                heard.waiting = heard.waiting if heard.waiting is not None else now
+            elif which == "alert" and "too busy" in element.alert.body:
+                heard.busy = True
+
+
+@dataclass
+class Lecture:
+    """A lecture's outcome (seconds; MiB)."""
+
+    students: list[Student]
+    late: Heard
+    health: list[float | None]
+    rss_before: float
+    rss_peak: float
+
+    def charts(self) -> list[float | None]:
+        return [s.link.chart for s in self.students]
+
+    def movers(self) -> list[Heard]:
+        return [s.moved for s in self.students if s.moved is not None]
+
+    def lines(self) -> list[str]:
+        charts = sorted(c for c in self.charts() if c is not None)
+        heard = sorted(_told(h) for h in self.movers() if _told(h) is not None)
+        missing = len(self.students) - len(charts)
+        healths = [h for h in self.health if h is not None]
+        return [
+            f"{len(self.students)} students on one link: chart median {_pct(charts, 50)}, 95th percentile "
+            f"{_pct(charts, 95)}, slowest {_pct(charts, 100)}{f'; {missing} got none' if missing else ''}; "
+            f"{sum(s.exception for s in self.students)} saw an exception",
+            f"{len(self.movers())} moved to heavy settings: told their place or shown their chart after at most "
+            f"{_pct(heard, 100)} (median {_pct(heard, 50)}); {len(self.movers()) - len(heard)} heard nothing; "
+            f"{sum(h.busy for h in self.movers())} told the server is busy",
+            f"a late student on the cached link: chart after {_s(self.late.chart)}",
+            f"health through the proxy, every second: at most {_pct(sorted(healths), 100)}"
+            f"{f', {len(self.health) - len(healths)} unanswered' if len(healths) < len(self.health) else ''}",
+            f"proxy, replicas and workers resident: {self.rss_before:.0f} MiB idle, {self.rss_peak:.0f} MiB "
+            f"at most (+{self.rss_peak - self.rss_before:.0f})",
+        ]
+
+
+def _told(h: Heard) -> float | None:
+    times = [t for t in (h.waiting, h.chart) if t is not None]
+    return min(times) if times else None
+
+
+def _pct(ordered: list[float], q: float) -> str:
+    if not ordered:
+        return "never"
+    return f"{ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)]:.2f} s"
+
+
+async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arrive_within: float = 10.0,
+                  late_after: float = 2.0, patience: float = 120.0) -> Lecture:
+    """A lecture hall on one link: `students` sessions open LECTURE_LINK,
+    arriving evenly within `arrive_within` seconds; once every page has
+    finished, `movers` of them ask for heavy settings of their own (distinct
+    HEAVY_RUN seeds) while the others stay connected; `late_after` seconds
+    later a late student opens the (now cached) link. Health is asked every
+    second through it all, and the memory of `pid`'s whole tree sampled."""
+    ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
+    rss_before = tree_resident_mib(pid)
+    peak, health = rss_before, []
+    move, stop, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
+    heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
+
+    async def arrive(i: int, me: Student):
+        await asyncio.sleep(i * arrive_within / students)
+        return await student(ws_url, me, heavies[i % students // (students // movers)]
+                             if i % (students // movers) == 0 and i // (students // movers) < movers else None,
+                             move, stop)
+
+    async def watch():
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_resident_mib(pid))
+            health.append(await asyncio.to_thread(health_seconds, url, 10))
+            await asyncio.sleep(max(0.0, 1.0 - (health[-1] or 0)))
+
+    tasks = [asyncio.create_task(arrive(i, me)) for i, me in enumerate(crowd)]
+    watcher = asyncio.create_task(watch())
+    try:
+        deadline = time.monotonic() + patience
+        while any(s.link.finished is None for s in crowd) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        move.set()
+        await asyncio.sleep(late_after)
+        late = Student(Heard(LECTURE_LINK))
+        try:
+            await asyncio.wait_for(_late(ws_url, late), patience)
+        except TimeoutError:
+            pass
+        while any(_told(s.moved) is None and not s.moved.busy for s in crowd if s.moved is not None) \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        done.set()
+        await asyncio.gather(*tasks, watcher, return_exceptions=True)
+    return Lecture(crowd, late.link, health, rss_before, peak)
+
+
+async def _late(ws_url: str, me: Student) -> None:
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
+                                  ping_interval=None) as ws:
+        await _ask(ws, me.link, me, done=lambda h: h.chart is not None)
 
 
 async def visitors_at_once(url: str, count: int) -> list[Heard]:
