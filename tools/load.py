@@ -277,6 +277,7 @@ class Lecture:
     health: list[float | None]
     rss_before: float
     rss_peak: float
+    dropped: int = 0
 
     def charts(self) -> list[float | None]:
         return [s.link.chart for s in self.students]
@@ -292,7 +293,7 @@ class Lecture:
         return [
             f"{len(self.students)} students on one link: chart median {_pct(charts, 50)}, 95th percentile "
             f"{_pct(charts, 95)}, slowest {_pct(charts, 100)}{f'; {missing} got none' if missing else ''}; "
-            f"{sum(s.exception for s in self.students)} saw an exception",
+            f"{sum(s.exception for s in self.students)} saw an exception, {self.dropped} were dropped",
             f"{len(self.movers())} moved to heavy settings: told their place or shown their chart after at most "
             f"{_pct(heard, 100)} (median {_pct(heard, 50)}); {len(self.movers()) - len(heard)} heard nothing; "
             f"{sum(h.busy for h in self.movers())} told the server is busy",
@@ -330,11 +331,12 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
     crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
     heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
 
+    every = max(1, students // movers)  # every `every`-th to arrive moves later
+
     async def arrive(i: int, me: Student):
         await asyncio.sleep(i * arrive_within / students)
-        return await student(ws_url, me, heavies[i % students // (students // movers)]
-                             if i % (students // movers) == 0 and i // (students // movers) < movers else None,
-                             move, stop)
+        mover = i % every == 0 and i // every < movers
+        return await student(ws_url, me, heavies[i // every] if mover else None, move, stop)
 
     async def watch():
         nonlocal peak
@@ -362,8 +364,13 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
     finally:
         stop.set()
         done.set()
-        await asyncio.gather(*tasks, watcher, return_exceptions=True)
-    return Lecture(crowd, late.link, health, rss_before, peak)
+        _, stuck = await asyncio.wait(tasks, timeout=10)
+        for task in stuck:  # still waiting for a page that never finished
+            task.cancel()
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(watcher, return_exceptions=True)
+    dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
+    return Lecture(crowd, late.link, health, rss_before, peak, dropped)
 
 
 async def _late(ws_url: str, me: Student) -> None:
