@@ -38,6 +38,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
+async def teachers_pages(ws_url: str) -> None:
+    await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart") for _ in range(6))), 120)
+
+
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("lecture") / "serve.log"
@@ -49,9 +53,7 @@ def hall(tmp_path_factory):
             replicas, _ = wait_serving(log_path, serve)
             # Both replicas' warm-ups done (the default page drawn by each):
             # the teacher's own page, before the class comes in.
-            ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
-            run_apart(asyncio.wait_for(asyncio.gather(
-                *(session(ws_url, "", Heard(""), until="chart") for _ in range(6))), 120))
+            run_apart(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
             figures = run_apart(lecture(url, serve.pid, STUDENTS, MOVERS))
         finally:
             stop_server(serve, 60)
