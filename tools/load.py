@@ -63,6 +63,7 @@ class Heard:
     finished: float | None = None
     places: list = field(default_factory=list)
     busy: bool = False
+    progress: float | None = None  # the first progress bar (a lecture's mover)
 
 
 def resident_mib(pid: int) -> float:
@@ -236,7 +237,7 @@ async def student(ws_url: str, me: Student, heavy: str | None, move: asyncio.Eve
         if heavy is not None:
             await move.wait()
             me.moved = Heard(heavy)
-            await _ask(ws, me.moved, me, done=lambda h: h.waiting is not None or h.chart is not None or h.busy)
+            await _ask(ws, me.moved, me, done=lambda h: told(h) is not None or h.busy)
         await stop.wait()
     return me
 
@@ -262,6 +263,8 @@ async def _ask(ws, heard: Heard, me: Student, done=lambda h: h.finished is not N
                 heard.chart = now
             elif which == "exception":
                 me.exception = True
+            elif which == "progress" and heard.progress is None:  # a job that got its slot at once
+                heard.progress = now
             elif which == "alert" and element.alert.body.startswith("Waiting to start"):
                 heard.waiting = heard.waiting if heard.waiting is not None else now
             elif which == "alert" and "too busy" in element.alert.body:
@@ -287,14 +290,15 @@ class Lecture:
 
     def lines(self) -> list[str]:
         charts = sorted(c for c in self.charts() if c is not None)
-        heard = sorted(_told(h) for h in self.movers() if _told(h) is not None)
+        heard = sorted(told(h) for h in self.movers() if told(h) is not None)
         missing = len(self.students) - len(charts)
         healths = [h for h in self.health if h is not None]
         return [
             f"{len(self.students)} students on one link: chart median {_pct(charts, 50)}, 95th percentile "
             f"{_pct(charts, 95)}, slowest {_pct(charts, 100)}{f'; {missing} got none' if missing else ''}; "
             f"{sum(s.exception for s in self.students)} saw an exception, {self.dropped} were dropped",
-            f"{len(self.movers())} moved to heavy settings: told their place or shown their chart after at most "
+            f"{len(self.movers())} moved to heavy settings: told their place, shown their training's progress or "
+            f"their chart after at most "
             f"{_pct(heard, 100)} (median {_pct(heard, 50)}); {len(self.movers()) - len(heard)} heard nothing; "
             f"{sum(h.busy for h in self.movers())} told the server is busy",
             f"a late student on the cached link: chart after {_s(self.late.chart)}",
@@ -305,8 +309,10 @@ class Lecture:
         ]
 
 
-def _told(h: Heard) -> float | None:
-    times = [t for t in (h.waiting, h.chart) if t is not None]
+def told(h: Heard) -> float | None:
+    """When a mover first heard: their place in line, their training's
+    progress (a job that got its slot at once) or their chart."""
+    times = [t for t in (h.waiting, h.progress, h.chart) if t is not None]
     return min(times) if times else None
 
 
@@ -355,10 +361,10 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         await asyncio.sleep(late_after)
         late = Student(Heard(LECTURE_LINK))
         try:
-            await asyncio.wait_for(_late(ws_url, late), patience)
+            await asyncio.wait_for(_late(ws_url, late), 30)
         except TimeoutError:
             pass
-        while any(_told(s.moved) is None and not s.moved.busy for s in crowd if s.moved is not None) \
+        while any(told(s.moved) is None and not s.moved.busy for s in crowd if s.moved is not None) \
                 and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
     finally:
