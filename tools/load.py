@@ -22,6 +22,8 @@ import argparse
 import asyncio
 import math
 import os
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,6 +273,20 @@ async def _ask(ws, heard: Heard, me: Student, done=lambda h: h.finished is not N
                 heard.busy = True
 
 
+# A child process: the health check's seconds through the proxy (or "none"),
+# one line a second, until its stdin closes.
+HEALTH_EVERY_SECOND = """
+import sys, threading, time
+from tools.server import health_seconds
+ended = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), ended.set()), daemon=True).start()
+while not ended.is_set():
+    took = health_seconds(sys.argv[1], 10)
+    print("none" if took is None else took, flush=True)
+    ended.wait(max(0.0, 1.0 - (took or 0)))
+"""
+
+
 @dataclass
 class Lecture:
     """A lecture's outcome (seconds; MiB)."""
@@ -332,7 +348,7 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
     second through it all, and the memory of `pid`'s whole tree sampled."""
     ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
     rss_before = tree_resident_mib(pid)
-    peak, health = rss_before, []
+    peak = rss_before
     move, stop, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
     crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
     heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
@@ -348,8 +364,13 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         nonlocal peak
         while not done.is_set():
             peak = max(peak, tree_resident_mib(pid))
-            health.append(await asyncio.to_thread(health_seconds, url, 10))
-            await asyncio.sleep(max(0.0, 1.0 - (health[-1] or 0)))
+            await asyncio.sleep(0.5)
+
+    # Health is timed by a process of its own: this one parses 200 sessions'
+    # messages, and a health check timed here waited for its interpreter too.
+    checker = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", HEALTH_EVERY_SECOND, url, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).resolve().parents[1])
 
     tasks = [asyncio.create_task(arrive(i, me)) for i, me in enumerate(crowd)]
     watcher = asyncio.create_task(watch())
@@ -375,6 +396,10 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
             task.cancel()
         ended = await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(watcher, return_exceptions=True)
+        checker.stdin.close()  # its end
+        health = [None if line.strip() == b"none" else float(line) for line in await checker.stdout.read()
+                  .splitlines()]
+        await checker.wait()
     dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
     return Lecture(crowd, late.link, health, rss_before, peak, dropped)
 
@@ -393,6 +418,31 @@ async def visitors_at_once(url: str, count: int) -> list[Heard]:
     return visitors
 
 
+def lecture_on_replicas(port: int, replicas: int) -> Lecture:
+    """`python -m tools.serve` on 127.0.0.1:`port` with `replicas`, the
+    teacher's own default page (each replica warmed), then a lecture."""
+    from tools.serve import start_serve, wait_serving
+
+    with tempfile.TemporaryDirectory() as folder:
+        log_path = Path(folder) / "serve.log"
+        with log_path.open("w") as log:
+            serve = start_serve(port, replicas, log)
+            try:
+                wait_serving(log_path, serve)
+                url = f"http://127.0.0.1:{port}"
+                asyncio.run(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
+                return asyncio.run(lecture(url, serve.pid))
+            finally:
+                stop_server(serve, 60)
+
+
+async def teachers_pages(ws_url: str, count: int = 6) -> None:
+    """A few default pages first, spread over the replicas: each has drawn
+    its page once (its warm-up's next steps start) before the class comes."""
+    await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart")
+                                            for _ in range(count))), 120)
+
+
 def spread(values: list[float]) -> str:
     ordered = sorted(values)
     return f"{ordered[0]:.2f} / {ordered[len(ordered) // 2]:.2f} / {ordered[-1]:.2f} s"
@@ -405,9 +455,15 @@ def main() -> None:
     parser.add_argument("--watcher", default=None, help="server.fileWatcherType instead of config.toml's")
     parser.add_argument("--visitors", type=int, default=0,
                         help="instead: this many visitors of the cached default page at once")
+    parser.add_argument("--lecture", action="store_true",
+                        help="instead: a class of 200 on one link, on tools.serve's replicas behind nginx")
+    parser.add_argument("--replicas", type=int, default=2, help="with --lecture: tools.serve's replicas")
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    if args.lecture:
+        print("\n".join(lecture_on_replicas(port, args.replicas).lines()))
+        return
     with open(os.devnull, "w") as log:
         server = start_server(port, log, *(["--server.fileWatcherType", args.watcher] if args.watcher else []))
         try:

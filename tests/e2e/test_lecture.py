@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import Heard, lecture, session
+from tools.load import lecture, teachers_pages
 from tools.load import told as told_at
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, stop_server
@@ -39,10 +39,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-async def teachers_pages(ws_url: str) -> None:
-    await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart") for _ in range(6))), 120)
-
-
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("lecture") / "serve.log"
@@ -52,8 +48,7 @@ def hall(tmp_path_factory):
         serve = start_serve(port, 2, log)
         try:
             replicas, _ = wait_serving(log_path, serve)
-            # Both replicas' warm-ups done (the default page drawn by each):
-            # the teacher's own page, before the class comes in.
+            # The teacher's own page first, before the class comes in.
             run_apart(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
             figures = run_apart(lecture(url, serve.pid, STUDENTS, MOVERS))
         finally:
