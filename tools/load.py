@@ -397,8 +397,8 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         ended = await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(watcher, return_exceptions=True)
         checker.stdin.close()  # its end
-        health = [None if line.strip() == b"none" else float(line) for line in await checker.stdout.read()
-                  .splitlines()]
+        lines = (await checker.stdout.read()).splitlines()
+        health = [None if line.strip() == b"none" else float(line) for line in lines]
         await checker.wait()
     dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
     return Lecture(crowd, late.link, health, rss_before, peak, dropped)
