@@ -81,6 +81,11 @@ def resident_mib(pid: int) -> float:
 def tree_resident_mib(pid: int) -> float:
     """Resident memory of `pid` and all its descendants (tools.serve: nginx,
     the replicas and their workers), in MiB."""
+    return _resident(tree_pids(pid))
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and all its descendants."""
     pids, seen = [pid], []
     while pids:
         p = pids.pop()
@@ -90,7 +95,31 @@ def tree_resident_mib(pid: int) -> float:
                      for c in (t / "children").read_text().split()]
         except OSError:
             pass
-    return _resident(seen)
+    return seen
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of `pid` and its descendants so far."""
+    total = 0.0
+    for p in tree_pids(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 2.0, patience: float = 180) -> None:
+    """Wait until `pid`'s tree has used under `quiet` of a core over
+    `seconds`: the servers' warm-ups done (their lesson run, a worker
+    started, its first script), as on a server up before the class."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        before = tree_cpu_seconds(pid)
+        time.sleep(seconds)
+        if tree_cpu_seconds(pid) - before < quiet * seconds:
+            return
 
 
 def _resident(pids: list[int]) -> float:
@@ -431,6 +460,7 @@ def lecture_on_replicas(port: int, replicas: int) -> Lecture:
                 wait_serving(log_path, serve)
                 url = f"http://127.0.0.1:{port}"
                 asyncio.run(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
+                wait_quiet(serve.pid)
                 return asyncio.run(lecture(url, serve.pid))
             finally:
                 stop_server(serve, 60)
@@ -438,7 +468,7 @@ def lecture_on_replicas(port: int, replicas: int) -> Lecture:
 
 async def teachers_pages(ws_url: str, count: int = 6) -> None:
     """A few default pages first, spread over the replicas: each has drawn
-    its page once (its warm-up's next steps start) before the class comes."""
+    its page once, and its warm-up goes on to the lesson (see wait_quiet)."""
     await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart")
                                             for _ in range(count))), 120)
 
