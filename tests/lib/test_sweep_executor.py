@@ -13,6 +13,8 @@ import fitlab
 from fitlab import Config
 from fitlab.sweeps import MAX_CONFIGS, grid
 
+pytestmark = pytest.mark.slow  # worker processes: a process pool, a dask cluster
+
 BASE = Config(epochs=25, shared_repeats=3, n_train=30, batch_size=7)
 AXES = dict(width=[2, 5, 9], seed=[0, 3], lr=[0.01, 0.08])  # 12 configs, chunks of 5: 5, 5, 2
 
