@@ -326,6 +326,7 @@ class Lecture:
     rss_before: float
     rss_peak: float
     dropped: int = 0
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: wall, the servers' CPU, this process's
 
     def charts(self) -> list[float | None]:
         return [s.link.chart for s in self.students]
@@ -351,6 +352,8 @@ class Lecture:
             f"{f', {len(self.health) - len(healths)} unanswered' if len(healths) < len(self.health) else ''}",
             f"proxy, replicas and workers resident: {self.rss_before:.0f} MiB idle, {self.rss_peak:.0f} MiB "
             f"at most (+{self.rss_peak - self.rss_before:.0f})",
+            f"over {self.cpu[0]:.1f} s: the servers used {self.cpu[1]:.1f} CPU s, this load generator "
+            f"{self.cpu[2]:.1f} CPU s (the machine has {os.cpu_count()} cores)",
         ]
 
 
@@ -378,6 +381,7 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
     ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
     rss_before = tree_resident_mib(pid)
     peak = rss_before
+    began, servers_cpu, own_cpu = time.monotonic(), tree_cpu_seconds(pid), time.process_time()
     move, stop, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
     crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
     heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
@@ -430,7 +434,8 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         health = [None if line.strip() == b"none" else float(line) for line in lines]
         await checker.wait()
     dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
-    return Lecture(crowd, late.link, health, rss_before, peak, dropped)
+    cpu = (time.monotonic() - began, tree_cpu_seconds(pid) - servers_cpu, time.process_time() - own_cpu)
+    return Lecture(crowd, late.link, health, rss_before, peak, dropped, cpu)
 
 
 async def _late(ws_url: str, me: Student) -> None:
