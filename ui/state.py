@@ -154,8 +154,15 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
-                                                  estimate=estimated_seconds(c)))
+    run = run_cache().peek(config)
+    if run is None:
+        # No permit while the run is trained or awaited: the page runs that
+        # wait for another's training of the same config would otherwise hold
+        # every permit, and the trainer, done, wait for one of them for ever
+        # (200 sessions on one untrained link: no chart at all).
+        with _not_drawing():
+            run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
+                                                          estimate=estimated_seconds(c)))
     bar.empty()
     return run
 

@@ -17,6 +17,7 @@ from fitlab.figures.tables import history_csv, history_file_name
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
+from ui import marshalled
 from ui.charts import draw
 from ui.words import FIELD_LABELS, loss_change
 
@@ -143,9 +144,17 @@ def loss_section(run: Run) -> None:
     for note in (blog_figure_note(run), engine_note(run)):
         if note is not None:
             st.caption(note)
-    st.download_button("Download the loss history (CSV)", data=history_csv(run),
+    st.download_button("Download the loss history (CSV)", data=loss_history_csv(run.config, run),
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history",
                        on_click="ignore")
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def loss_history_csv(config: Config, _run: Run) -> str:
+    """history_csv(_run), written once per run (a tenth of a cached page's
+    CPU when written on every page run) and shared by every session;
+    `config` names the run."""
+    return history_csv(_run)
 
 
 # Styling is a Python call per cell and a CSS rule sent per cell: beyond
@@ -212,13 +221,13 @@ def parameter_tables(run: Run) -> None:
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(_styled_matrix(run.teacher_params, teacher, bound,
-                                    lambda: padding(run.config, "teacher", run.teacher_params)), width="stretch")
+        marshalled.dataframe((run.config, "teacher"), lambda: _styled_matrix(
+            run.teacher_params, teacher, bound, lambda: padding(run.config, "teacher", run.teacher_params)))
     with right:
         st.subheader("Student")
         st.caption(student_caption(run))
-        st.dataframe(_styled_matrix(run.student_params, student, bound,
-                                    lambda: padding(run.config, "student", run.student_params)), width="stretch")
+        marshalled.dataframe((run.config, "student"), lambda: _styled_matrix(
+            run.student_params, student, bound, lambda: padding(run.config, "student", run.student_params)))
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
 
 
