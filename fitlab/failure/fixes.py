@@ -82,6 +82,9 @@ class Variant:
 BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
 DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
                  attached=False)
+HOOKS = Variant("identity saved-tensor hooks",
+                "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
+                _labels_through_identity_hooks)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
@@ -96,9 +99,7 @@ VARIANTS: tuple[Variant, ...] = (
             attached_labels, copy_teacher=True, retain_graph=True),
     Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
             attached_labels, reinitialise=reinitialise_through_data),
-    Variant("identity saved-tensor hooks",
-            "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
-            _labels_through_identity_hooks),
+    HOOKS,
     Variant("identity hooks + retain_graph=True", "loss.backward(retain_graph=True)  # with the hooks",
             _labels_through_identity_hooks, retain_graph=True),
 )
@@ -156,6 +157,20 @@ def variant_seconds(config: Config, variant: Variant) -> float:
         return run + walked_graph_seconds(config)
     stopped = replace(config, epochs=min(config.epochs, 1 if config.batches_per_epoch > 1 else 2))
     return estimated_seconds(stopped, "autograd")
+
+
+def unchecked_loop(config: Config) -> tuple[FixOutcome, float | None]:
+    """The blog's loop with identity saved-tensor hooks around the labels
+    (HOOKS), which skip the version check, run on `config`; and how far its
+    first gradients are from .detach()'s (gradient_gap). The detached run is
+    cut to one epoch: its first step does not depend on how many follow."""
+    hooked = run_variant(config, HOOKS)
+    return hooked, gradient_gap(hooked, run_variant(replace(config, epochs=1), DETACH))
+
+
+def unchecked_seconds(config: Config) -> float:
+    """An upper bound of how long unchecked_loop(config) takes."""
+    return variant_seconds(config, HOOKS) + estimated_seconds(replace(config, epochs=1), "autograd")
 
 
 def gallery_seconds(config: Config) -> float:

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from fitlab import Config, train
 from fitlab.config import BOUNDS
 from fitlab.failure.autopsy import autopsy
-from fitlab.failure.fixes import Failure, fix_gallery, references, verdicts
+from fitlab.failure.fixes import GRADIENT_TOLERANCE, HOOKS, Failure, fix_gallery, references, verdicts
 from fitlab.outcome import outcome
 from ui.tabs.failure.gallery import FREED_GRAPH, verdict_text
-from ui.tabs.failure.views import ledger_note
+from ui.tabs.failure.views import hooks_note, ledger_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import divergence_note, fit_note
 from ui.tabs.watch import recording_note as watch_recording_note
@@ -114,6 +114,10 @@ def test_gallery_and_ledger_notes_follow_their_runs(config):
     blog, detached = references(outcomes)
     for o, v in zip(outcomes, verdicts(outcomes)):
         text = verdict_text(v, o, detached)
+        if o.variant == HOOKS:   # the graph's caption on the hooked loop says what this row did
+            said = hooks_note(config, o, v.gradient_gap)
+            assert ("fails at" in said) == (o.error is not None)
+            assert ("wrong" in said) == (v.gradient_gap > GRADIENT_TOLERANCE)
         if o.error is None:
             assert not text.startswith("✗")
             continue

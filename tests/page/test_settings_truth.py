@@ -1,0 +1,31 @@
+"""The page's sentences issue 33 found false at particular settings, each
+checked at the setting where it was, against the run it describes."""
+
+import pytest
+
+from fitlab import Config
+from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
+from tests.page.helpers import open_page
+from ui.tabs.failure.views import hooks_note
+
+
+def captions(at) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("query", [dict(detach="false", epochs="1", batch_size="50"),
+                                   dict(detach="false", tied="false")])
+def test_the_hooks_caption_says_what_the_hooked_loop_did_at_these_settings(query):
+    at = open_page(timeout=120, **query)
+    assert not at.exception
+    said = captions(at)
+    assert "No saved-tensor hooks" in said
+    config = Config(detach=False, **({"epochs": 1, "batch_size": 50} if "epochs" in query else {"tied": False}))
+    hooked, gap = unchecked_loop(config)
+    assert hooks_note(config, hooked, gap) in said
+    if "epochs" in query:   # one step: no second step to fail at, and wrong gradients to the end
+        assert hooked.error is None and gap > GRADIENT_TOLERANCE
+        assert "fails at" not in said and "no second backward" in said and "on wrong gradients" in said
+    else:                   # untied: the student's first gradients are .detach()'s
+        assert gap <= GRADIENT_TOLERANCE and hooked.error is not None
+        assert "wrong" not in hooks_note(config, hooked, gap) and "equal `.detach()`'s" in said
