@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from fitlab.budget import BUDGET_SECONDS, estimated_seconds
+from fitlab.budget import BUDGET_SECONDS, run_seconds
 from fitlab.config import BOUNDS, Config
 
 # Each costly field, and whether the cost falls as it grows.
@@ -20,7 +20,7 @@ CHEAPER_UPWARDS = {"epochs": False, "width": False, "shared_repeats": False, "ba
 
 
 def _fits(config: Config, budget: float) -> bool:
-    return estimated_seconds(config) <= budget
+    return run_seconds(config) <= budget
 
 
 def nearest_affordable(config: Config, budget: float = BUDGET_SECONDS,

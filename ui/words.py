@@ -57,10 +57,15 @@ def lesson_query(config: Config | None) -> str:
                       for k, v in values.items()})
 
 
-def intro_html(config: Config | None) -> str:
+def intro_html(config: Config | None, detach_ticked: bool = True) -> str:
     """The page's first words: in the lesson, how to leave it; otherwise how
-    to reach it, and a link to it at the current settings."""
+    to reach it, and a link to it at the current settings. `config` is None
+    when the settings cannot run; `detach_ticked` is then the sidebar's box."""
     detach = html.escape(FIELD_LABELS["detach"])
+    if config is None and not detach_ticked:
+        return (f"<p>{_TEACHER_STUDENT} With <b>{detach}</b> unticked these settings would show the "
+                "lesson, PyTorch's in-place autograd error and why, but they cannot run here: "
+                "below, why.</p>")
     if config is not None and not config.detach:
         return (f"<p>{_TEACHER_STUDENT} Below is the lesson: PyTorch's in-place autograd error, "
                 f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "

@@ -7,6 +7,7 @@ from fitlab import Config
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
 from tests.page.helpers import open_page
 from ui.tabs.failure.views import hooks_note
+from ui.words import intro_html
 
 
 def captions(at) -> str:
@@ -29,3 +30,16 @@ def test_the_hooks_caption_says_what_the_hooked_loop_did_at_these_settings(query
     else:                   # untied: the student's first gradients are .detach()'s
         assert gap <= GRADIENT_TOLERANCE and hooked.error is not None
         assert "wrong" not in hooks_note(config, hooked, gap) and "equal `.detach()`'s" in said
+
+
+def test_a_lesson_of_many_epochs_runs_it_stops_at_its_first_backward_whatever_the_epochs():
+    at = open_page(timeout=120, detach="false", epochs="2000")
+    assert not at.exception
+    assert len(at.error) == 1 and "raised RuntimeError** at epoch 1, batch 1" in at.error[0].value
+    assert "too much work" not in at.error[0].value
+
+
+def test_a_refused_lesson_does_not_say_to_untick_what_is_unticked():
+    said = intro_html(None, detach_ticked=False)
+    assert "untick <b>" not in said and "cannot run here" in said
+    assert "untick <b>" in intro_html(None, detach_ticked=True)
