@@ -67,6 +67,12 @@ def test_every_run_note_says_what_the_numbers_say(config):
         assert fit is None
         assert f"diverged at epoch {facts.diverged_at}" in diverged
         assert f"diverged at epoch {facts.diverged_at}" in approach
+        drawn = run.distances.dropna(subset=["raw"])
+        drawn = drawn[np.isfinite(drawn.raw)]
+        if len(drawn) < len(run.distances):   # the epochs said are the distances' own
+            assert f"the last to epoch {drawn.epoch.max()}" in approach
+            stopped = run.distances[~np.isfinite(run.distances.raw)].epoch.min()
+            assert f"stop being numbers from epoch {stopped}" in approach
         return
     text, worse = fit
     assert worse == (run.history.test_loss.iloc[-1] > run.baseline.test_mse)

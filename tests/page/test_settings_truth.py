@@ -1,12 +1,14 @@
 """The page's sentences issue 33 found false at particular settings, each
 checked at the setting where it was, against the run it describes."""
 
+import numpy as np
 import pytest
 
-from fitlab import Config
+from fitlab import Config, train
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
 from tests.page.helpers import open_page
 from ui.tabs.failure.views import hooks_note
+from ui.tabs.student import approach_note
 from ui.words import intro_html
 
 
@@ -43,3 +45,15 @@ def test_a_refused_lesson_does_not_say_to_untick_what_is_unticked():
     said = intro_html(None, detach_ticked=False)
     assert "untick <b>" not in said and "cannot run here" in said
     assert "untick <b>" in intro_html(None, detach_ticked=True)
+
+
+@pytest.mark.parametrize("lr", [2.0, 10.0])
+def test_a_diverged_student_is_said_where_its_loss_and_its_distances_left_the_numbers(lr):
+    run = train(Config(lr=lr))
+    note = approach_note(run)
+    loss_gone = int(run.history[~np.isfinite(run.history.train_loss)].epoch.min())
+    drawn = run.distances[np.isfinite(run.distances.raw)]
+    assert f"diverged at epoch {loss_gone}, where the train loss became infinite" in note
+    assert f"the last to epoch {drawn.epoch.max()}" in note
+    if lr == 2.0:   # the loss is infinite from epoch 4; the last layer's distance is drawn to epoch 8
+        assert loss_gone == 4 and drawn.epoch.max() == 8

@@ -31,8 +31,7 @@ def approach_note(run: Run) -> str:
     raw = distances.pivot(index="epoch", columns="layer", values="raw")
     total = np.sqrt((raw ** 2).sum(axis=1, min_count=raw.shape[1]))
     if facts.diverged_at is not None or not np.isfinite(total).all():
-        return (f"Training diverged at epoch {facts.diverged_at}: the weights stopped being numbers, "
-                "so the distances after it are not drawn.")
+        return divergence_words(run, raw)
     moved = 1 - total.iloc[-1] / total.iloc[0]
     if moved == 0:
         came = "Over training the student's weights came no nearer the teacher's"
@@ -63,6 +62,26 @@ def approach_note(run: Run) -> str:
                  "matched distance (trying every one is too costly at this width)"
                  + ("; it found none nearer, though a better one may exist." if same else "."))
     return note
+
+
+def divergence_words(run: Run, raw: pd.DataFrame) -> str:
+    """Where a run diverged, as its loss and its distances (`raw`: each
+    layer's raw distance by recorded epoch) say: the loss can leave the
+    numbers epochs before the weights do, and one layer's before another's."""
+    facts = outcome(run)
+    finite = np.isfinite(raw.to_numpy())
+    if finite.all():
+        weights = "every distance from the teacher stayed a number, and is drawn"
+    else:
+        gone = raw.index[~finite.all(axis=1)].min()
+        drawn = (f"each layer's distance is drawn while it is a number, the last to epoch "
+                 f"{raw.index[finite.any(axis=1)].max()}" if finite.any() else "no distance is drawn")
+        weights = f"the distances from the teacher stop being numbers from epoch {gone}; {drawn}"
+    if facts.diverged_at is None:
+        return f"Training diverged: {weights}."
+    loss = run.history.set_index("epoch").train_loss.loc[facts.diverged_at]
+    became = "infinite" if np.isinf(loss) else "NaN"
+    return f"Training diverged at epoch {facts.diverged_at}, where the train loss became {became}; {weights}."
 
 
 def recording_note(distances: pd.DataFrame, epochs: int) -> str:
