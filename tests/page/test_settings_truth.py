@@ -1,12 +1,14 @@
 """The page's sentences issue 33 found false at particular settings, each
 checked at the setting where it was, against the run it describes."""
 
+
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from fitlab import Config, train
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
-from tests.page.helpers import open_page
+from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note
 from ui.words import intro_html
@@ -57,3 +59,17 @@ def test_a_diverged_student_is_said_where_its_loss_and_its_distances_left_the_nu
     assert f"the last to epoch {drawn.epoch.max()}" in note
     if lr == 2.0:   # the loss is infinite from epoch 4; the last layer's distance is drawn to epoch 8
         assert loss_gone == 4 and drawn.epoch.max() == 8
+
+
+def test_the_slice_caption_says_the_loss_at_the_teacher_as_it_is_and_the_chart_leaves_it_off():
+    at = open_page(timeout=120)
+    open_tab(at, "Student vs teacher")
+    slices = train(Config()).loss_slices
+    at_teacher = slices[slices.t == 1][["train_loss", "test_loss"]].to_numpy()
+    assert 0 < at_teacher.max() < 1e-12   # rounding, not zero
+    said = captions(at)
+    assert "the loss is zero" not in said and f"at most {at_teacher.max():.2g}" in said
+    chart = charts_encoding(at, "x", "t")
+    assert len(chart) == 1
+    drawn = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart[0].proto.datasets]
+    assert drawn and all(0 < len(d) and d.t.max() < 1 for d in drawn)

@@ -93,6 +93,18 @@ def recording_note(distances: pd.DataFrame, epochs: int) -> str:
             f"far more than the raw distance, so wide nets get fewer).")
 
 
+def slice_note(slices: pd.DataFrame) -> str:
+    """The caption of the loss on the straight line to the teacher, with the
+    loss at the teacher itself (t = 1), which the chart leaves off."""
+    at_teacher = slices.loc[slices["t"] == 1, ["train_loss", "test_loss"]].to_numpy()
+    largest = float(np.abs(at_teacher).max()) if at_teacher.size else float("nan")
+    there = ("exactly 0, off the log axis" if largest == 0 else
+             f"0 up to float rounding (at most {largest:.2g}), left off the axis")
+    return ("Weights (1 − t)·student + t·teacher: from the student's initial weights, and from its "
+            "final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1, the teacher "
+            f"itself, the loss is {there}: the labels are the teacher's outputs.")
+
+
 def student_section(run: Run) -> None:
     """How close the student came to the teacher: weights, outputs, and the
     loss on the way."""
@@ -111,6 +123,4 @@ def student_section(run: Run) -> None:
     with right:
         st.subheader("Loss on the straight line to the teacher")
         draw(slice_chart, run.config, run.loss_slices)
-        st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1 "
-                   "the loss is zero (off a log axis): the labels are the teacher's outputs.")
+        st.caption(slice_note(run.loss_slices))
