@@ -92,18 +92,28 @@ def over_budget_message(refused: OverBudget) -> str:
             f"take here (its widest cell: {named}). Sweep fewer values, or lower {lower}.")
 
 
-def fold(ratio: float) -> str:
-    """A ratio of losses as the notes say it: "1,124-fold", "2.5-fold"."""
+def fold(ratio: float, fell: bool) -> str:
+    """A ratio of losses (≥ 1: start/end if it `fell`, end/start if it rose)
+    as the notes say it: "by 2%" under 2, "2.5-fold" and "1,124-fold" under
+    a million, "by more than 13 orders of magnitude" past it (a fold of 14
+    digits reads as nonsense to a class, and its digits are the rounding of
+    a loss near float32's floor)."""
+    if ratio < 2:
+        return f"by {100 * (1 - 1 / ratio if fell else ratio - 1):.2g}%"
+    if ratio >= 1e6:
+        return f"by more than {math.floor(math.log10(ratio))} orders of magnitude"
     return f"{ratio:,.0f}-fold" if ratio >= 10 else f"{ratio:.2g}-fold"
 
 
 def loss_change(facts: Outcome) -> str:
     """What the train loss did from epoch 0 to the end, in numbers."""
     start, end = f"{facts.start_loss:.4g}", f"{facts.end_loss:.4g}"
+    if facts.loss_fell and facts.end_loss == 0:
+        return f"fell to exactly 0 (from {start})"
     if facts.loss_fell:
-        return f"fell {fold(facts.loss_ratio)} (from {start} to {end})"
+        return f"fell {fold(facts.loss_ratio, True)} (from {start} to {end})"
     if not math.isfinite(facts.end_loss):
         return f"blew up (from {start} to {end})"
     if facts.loss_rose:
-        return f"rose {fold(facts.loss_ratio)} (from {start} to {end})"
+        return f"rose {fold(facts.loss_ratio, False)} (from {start} to {end})"
     return f"did not change ({start})"

@@ -23,12 +23,17 @@ from ui.tabs.training import divergence_note, fit_note
 from ui.tabs.watch import recording_note as watch_recording_note
 from ui.tabs.watch import watch_note
 
+
+def _config(**fields) -> Config:
+    return Config(**{**fields, "batch_size": min(fields["batch_size"], fields["n_train"])})
+
+
 CONFIGS = st.builds(
-    Config,
+    _config,
     width=st.integers(1, 6), shared_repeats=st.integers(0, 8),
-    lr=st.sampled_from([1e-4, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0]),
+    lr=st.sampled_from([1e-4, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 1e-6]),
     batch_size=st.sampled_from([1, 5, 50]), epochs=st.integers(BOUNDS["epochs"][0], 12),
-    tied=st.booleans(), seed=st.integers(0, 3))
+    tied=st.booleans(), seed=st.integers(0, 3), n_train=st.sampled_from([50, 1, 199]))
 FEW = settings(max_examples=15, deadline=None, derandomize=True,
                suppress_health_check=[HealthCheck.too_slow])
 
@@ -48,6 +53,15 @@ def assert_words_follow_the_numbers(text, run):
     for match in re.finditer(r"fitted|fits its", text):
         before = text[max(0, match.start() - 12):match.start()]
         assert "not" in before or facts.fits_training_rows, text
+    # Folds: no 1-fold for a small change, no fold of 7 or more digits.
+    assert not re.search(r"\b1-fold|\d{1,3}(,\d{3}){2,}-fold", text), text
+    if facts.constant_fits_exactly:   # one training row: the constant fits it, the student may too
+        assert "not fitted" not in text and "not yet fitted" not in text and "not that it fits" not in text
+    config = run.config
+    for match in re.finditer(r"(\d+) weights have many ways to fit ([\d,]+) rows?", text):
+        assert int(match[2].replace(",", "")) == config.n_train < int(match[1]) == len(run.student_params)
+    if "More training rows" in text:
+        assert config.n_train < config.n_samples - 1, text
     if "closer to the teacher" in text:
         assert moved_closer(run) > 0, text
     if "further from the teacher" in text:

@@ -1,6 +1,7 @@
 """The page's sentences issue 33 found false at particular settings, each
 checked at the setting where it was, against the run it describes."""
 
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -8,9 +9,11 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
+from fitlab.outcome import outcome
 from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note
+from ui.tabs.training import fit_note, training_error
 from ui.words import intro_html
 
 
@@ -73,3 +76,36 @@ def test_the_slice_caption_says_the_loss_at_the_teacher_as_it_is_and_the_chart_l
     assert len(chart) == 1
     drawn = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart[0].proto.datasets]
     assert drawn and all(0 < len(d) and d.t.max() < 1 for d in drawn)
+
+
+def test_one_training_row_is_said_fitted_as_far_as_it_is_and_no_fold_reads_as_nonsense():
+    run = train(Config(n_train=1, batch_size=1))
+    facts = outcome(run)
+    assert facts.constant_mse == 0 and facts.end_loss < 1e-12 * facts.start_loss
+    text, worse = fit_note(run)
+    for said in (text, approach_note(run)):
+        assert "not yet fitted" not in said and "has not fitted" not in said and "let it go further" not in said
+        assert "-fold" not in said
+        digits = math.floor(math.log10(facts.start_loss / facts.end_loss))
+        assert f"fell by more than {digits} orders of magnitude" in said
+        assert f"off by {training_error(run):.2g} of the labels' size" in said
+    labels = run.student_teacher.labels.astype(np.float64)
+    assert training_error(run) == pytest.approx(math.sqrt(facts.end_loss / np.mean(labels ** 2)))
+
+
+def test_the_most_training_rows_are_not_said_few_nor_more_offered_and_one_test_row_is_said():
+    config = Config(n_train=199, seed=4)
+    run = train(config)
+    text, worse = fit_note(run)
+    assert worse and outcome(run).fits_training_rows and config.n_test == 1
+    assert len(run.student_params) < config.n_train == config.n_samples - 1
+    assert "many ways to fit" not in text and "More training rows" not in text
+    assert "rests on a single row's error" in text
+
+
+def test_a_small_fall_is_said_in_percent():
+    run = train(Config(lr=1e-6))
+    facts = outcome(run)
+    assert facts.loss_fell and facts.loss_ratio < 1.05
+    percent = 100 * (1 - facts.end_loss / facts.start_loss)
+    assert f"fell by {percent:.2g}% (from" in fit_note(run)[0] and "-fold" not in fit_note(run)[0]

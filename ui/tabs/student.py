@@ -10,6 +10,7 @@ from fitlab.charts import distance_chart, prediction_chart, slice_chart
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from ui.charts import draw
+from ui.tabs.training import exact_constant_note
 from ui.words import loss_change
 
 # Why raw distance is the wrong yardstick.
@@ -42,6 +43,8 @@ def approach_note(run: Run) -> str:
     if facts.near_constant_labels:
         note += (": the teacher's labels are nearly constant here, so fitting them says little "
                  "about the weights.")
+    elif facts.constant_fits_exactly:
+        note += f". {exact_constant_note(run)}"
     elif facts.fits_training_rows:
         final = distances[distances.epoch == distances.epoch.max()].matched
         reached = bool(np.sqrt((final ** 2).sum()) < 1e-3 * total.iloc[0])
