@@ -21,6 +21,7 @@ from fitlab.config import Config
 from fitlab.run import Progress
 
 AXES = ("lr", "seed", "width")
+SWEEP_ENGINE = "fast"   # every cell trains on it, whatever config.engine says
 # A grid's size is bounded: every config's weights, data and activations sit
 # in memory at once (2**26 float32 activations are 256 MiB).
 MAX_CONFIGS = 256
@@ -39,7 +40,7 @@ def grid(config: Config, **axes) -> list[Config]:
         if len(values) == 0:
             raise ValueError(f"{name}=[] is not allowed: an axis needs at least one value")
     if not config.detach:
-        raise ValueError("detach=False is not allowed in a sweep: a sweep runs the fast "
+        raise ValueError(f"detach=False is not allowed in a sweep: a sweep runs the {SWEEP_ENGINE} "
                          "engine, which trains on detached labels")
     size = math.prod(len(v) for v in axes.values())
     if size > MAX_CONFIGS:

@@ -109,3 +109,18 @@ def test_a_small_fall_is_said_in_percent():
     assert facts.loss_fell and facts.loss_ratio < 1.05
     percent = 100 * (1 - facts.end_loss / facts.start_loss)
     assert f"fell by {percent:.2g}% (from" in fit_note(run)[0] and "-fold" not in fit_note(run)[0]
+
+
+def test_the_sweep_names_no_swept_axis_as_another_setting_and_says_its_engine():
+    at = open_page(timeout=120, seed="12345", lr="10", engine="autograd")
+    open_tab(at, "Sweep")
+    assert "on the fast engine, not autograd" in captions(at) and "but **Advanced › Engine**" in captions(at)
+    at.selectbox(key="sweep_x").select("lr").run()
+    at.selectbox(key="sweep_y").select("seed").run()
+    at.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    at.text_input(key="sweep_seed").set_value("0, 3")
+    at.button(key="sweep_run").click().run()
+    assert not at.exception and not at.error
+    said = captions(at)
+    assert "After 100 epochs on the fast engine; other settings: the defaults." in said
+    assert "seed=12345" not in said and "lr=10" not in said and "engine=autograd" not in said
