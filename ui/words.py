@@ -39,9 +39,14 @@ FIELD_LABELS = {
 # On a phone the sidebar starts closed, so the control they name is not in
 # sight: say where it is. Only the page's own words and a Config's validated
 # values go in.
-_TEACHER_STUDENT = (
-    "A small net with one <b>shared layer</b> makes the labels (the <i>teacher</i>); the same net, "
-    "re-initialised in place, learns them back (the <i>student</i>).")
+def _teacher_student(config: Config | None) -> str:
+    """The net in a sentence, its shared layer as `config` uses it."""
+    repeats = None if config is None else config.shared_repeats
+    net = ("A small net with one <b>shared layer</b>, used as many times as the sidebar says," if repeats is None
+           else "A small net, here without its <b>shared layer</b> (0 repeats)," if repeats == 0
+           else f"A small net with one <b>shared layer</b>, used {'once' if repeats == 1 else f'{repeats} times'},")
+    return (f"{net} makes the labels (the <i>teacher</i>); the same net, re-initialised in place, "
+            "learns them back (the <i>student</i>).")
 _WHERE_ON_A_PHONE = "(on a phone, <b>&gt;&gt;</b> at the top left opens it)"
 
 
@@ -63,14 +68,14 @@ def intro_html(config: Config | None, detach_ticked: bool = True) -> str:
     when the settings cannot run; `detach_ticked` is then the sidebar's box."""
     detach = html.escape(FIELD_LABELS["detach"])
     if config is None and not detach_ticked:
-        return (f"<p>{_TEACHER_STUDENT} With <b>{detach}</b> unticked these settings would show the "
+        return (f"<p>{_teacher_student(config)} With <b>{detach}</b> unticked these settings would show the "
                 "lesson, PyTorch's in-place autograd error and why, but they cannot run here: "
                 "below, why.</p>")
     if config is not None and not config.detach:
-        return (f"<p>{_TEACHER_STUDENT} Below is the lesson: PyTorch's in-place autograd error, "
+        return (f"<p>{_teacher_student(config)} Below is the lesson: PyTorch's in-place autograd error, "
                 f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "
                 f"{_WHERE_ON_A_PHONE} to see the fixed run train.</p>")
-    return (f"<p>{_TEACHER_STUDENT} To meet PyTorch's in-place autograd error, and see why, untick "
+    return (f"<p>{_teacher_student(config)} To meet PyTorch's in-place autograd error, and see why, untick "
             f"<b>{detach}</b> in the sidebar {_WHERE_ON_A_PHONE}, or open "
             f'<a href="?{html.escape(lesson_query(config))}" target="_self">the lesson</a>.</p>')
 

@@ -10,6 +10,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
 from fitlab.outcome import outcome
+from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note
@@ -124,3 +125,17 @@ def test_the_sweep_names_no_swept_axis_as_another_setting_and_says_its_engine():
     said = captions(at)
     assert "After 100 epochs on the fast engine; other settings: the defaults." in said
     assert "seed=12345" not in said and "lr=10" not in said and "engine=autograd" not in said
+
+
+def test_the_intro_and_the_gradients_tab_count_the_shared_layers_uses():
+    at = open_page(timeout=120, shared_repeats="0")
+    first = at.get("html")[0].proto.body
+    assert "without its <b>shared layer</b> (0 repeats)" in first and "with one <b>shared layer</b>" not in first
+    at = open_page(timeout=120, shared_repeats="1")
+    assert "used once" in at.get("html")[0].proto.body
+    open_tab(at, "The shared layer's gradients")
+    ledger = tied_gradient_ledger(Config(shared_repeats=1))
+    assert ledger.uses == 1
+    said = " ".join(m.value for m in at.markdown)
+    assert "**one use**" in said and "nothing to add up" in said and "**add up**" not in said
+    assert ("exactly equal" in said) == (ledger.max_difference == 0)
