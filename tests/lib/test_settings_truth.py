@@ -21,3 +21,4 @@ def test_an_attached_run_is_estimated_for_the_epochs_it_can_run():
     check(widest)
     with pytest.raises(OverBudget):
         check(Config(detach=True, epochs=2000, width=256, shared_repeats=8, batch_size=1, n_train=199))
+

@@ -13,7 +13,7 @@ from fitlab.outcome import outcome
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.tabs.failure.views import hooks_note
-from ui.tabs.student import approach_note
+from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import fit_note, training_error
 from ui.words import intro_html
 
@@ -139,3 +139,15 @@ def test_the_intro_and_the_gradients_tab_count_the_shared_layers_uses():
     said = " ".join(m.value for m in at.markdown)
     assert "**one use**" in said and "nothing to add up" in said and "**add up**" not in said
     assert ("exactly equal" in said) == (ledger.max_difference == 0)
+
+
+def test_the_recording_note_says_costlier_matching_not_wider_nets_gets_fewer_epochs():
+    narrow, wide = train(Config(width=8)), train(Config(width=9))
+    counts = [r.distances.dropna(subset=["matched"]).epoch.nunique() for r in (narrow, wide)]
+    assert counts[0] < counts[1]   # width 8 is matched at fewer epochs than width 9
+    assert narrow.student_teacher.records.exact and not wide.student_teacher.records.exact
+    for run, count in zip((narrow, wide), counts):
+        note = recording_note(run.distances, 100, run.student_teacher.records.exact)
+        assert f"matched at {count} of them" in note and "wide nets get fewer" not in note
+    assert "trying every relabelling" in recording_note(narrow.distances, 100, True)
+    assert "weight matching" in recording_note(wide.distances, 100, False)

@@ -87,13 +87,16 @@ def divergence_words(run: Run, raw: pd.DataFrame) -> str:
     return f"Training diverged at epoch {facts.diverged_at}, where the train loss became {became}; {weights}."
 
 
-def recording_note(distances: pd.DataFrame, epochs: int) -> str:
-    """In words, at which epochs a run's distances were recorded."""
+def recording_note(distances: pd.DataFrame, epochs: int, exact: bool | None = None) -> str:
+    """In words, at which epochs a run's distances were recorded; `exact`
+    says how the matching was found (None: not said)."""
     raw = distances["epoch"].nunique()
     matched = distances.dropna(subset=["matched"])["epoch"].nunique()
     where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
-    return (f"Raw distance recorded at {where}, matched at {matched} of them (matching costs "
-            f"far more than the raw distance, so wide nets get fewer).")
+    how = ("" if exact is None else ": here by trying every relabelling that matters" if exact
+           else ": here by weight matching, about width³ work each")
+    return (f"Raw distance recorded at {where}, matched at {matched} of them (a matching costs far more "
+            f"than a raw distance{how}; the costlier one matching is, the fewer epochs get one).")
 
 
 def slice_note(slices: pd.DataFrame) -> str:
@@ -116,7 +119,8 @@ def student_section(run: Run) -> None:
     draw(distance_chart, run.config, run.distances)
     st.caption(f"Lines: raw distance per layer; open diamonds: after matching the student's hidden "
                f"units to the teacher's, at the epochs matching was computed. {approach_note(run)} "
-               f"{WHY_RAW_STAYS_LARGE} {recording_note(run.distances, run.config.epochs)}")
+               f"{WHY_RAW_STAYS_LARGE} "
+               f"{recording_note(run.distances, run.config.epochs, run.student_teacher.records.exact)}")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
