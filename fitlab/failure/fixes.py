@@ -1,8 +1,8 @@
 """The fix gallery: the blog's script and its candidate fixes, each run for real.
 
-Every variant changes one line of the blog's script: how the labels are made,
-whether the student is a copy of the teacher, how it is re-initialised, or
-how backward() is called. Each is trained on the same draws as train(config)
+Every variant changes one or two lines of the blog's script (Variant.lines):
+how the labels are made, whether the student is a copy of the teacher, how it
+is re-initialised, or how backward() is called. Each is trained on the same draws as train(config)
 and reports what really happened.
 """
 
@@ -60,7 +60,8 @@ class Variant:
     """One way to write the script.
 
     name          what the variant is, in a few words
-    change        the one line that differs from the blog's script
+    change        what differs from the blog's script
+    lines         how many of the script's lines that changes
     make_labels   (teacher, X) -> labels
     copy_teacher  the student is a deep copy of the teacher, taken before the re-init
     reinitialise  the in-place re-init of the student
@@ -77,6 +78,7 @@ class Variant:
     reinitialise: Callable[[TiedNet, torch.Generator], None] = reinitialise_as_student
     retain_graph: bool = False
     attached: bool = True
+    lines: int = 1
 
 
 BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
@@ -96,12 +98,12 @@ VARIANTS: tuple[Variant, ...] = (
             "student = copy.deepcopy(net)  # before the re-init; labels not detached",
             attached_labels, copy_teacher=True),
     Variant("deep copy + retain_graph=True", "loss.backward(retain_graph=True)  # with the deep copy",
-            attached_labels, copy_teacher=True, retain_graph=True),
+            attached_labels, copy_teacher=True, retain_graph=True, lines=2),
     Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
-            attached_labels, reinitialise=reinitialise_through_data),
+            attached_labels, reinitialise=reinitialise_through_data, lines=2),
     HOOKS,
     Variant("identity hooks + retain_graph=True", "loss.backward(retain_graph=True)  # with the hooks",
-            _labels_through_identity_hooks, retain_graph=True),
+            _labels_through_identity_hooks, retain_graph=True, lines=2),
 )
 
 

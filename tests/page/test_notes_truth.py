@@ -127,7 +127,7 @@ def test_a_run_that_finished_no_epoch_claims_nothing_about_training():
 
 
 @settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(st.builds(Config, width=st.integers(1, 6), shared_repeats=st.integers(1, 3),
+@given(st.builds(Config, width=st.integers(1, 6), shared_repeats=st.integers(1, 3), lr=st.sampled_from([0.1, 10.0]),
                  batch_size=st.sampled_from([5, 25, 50]), epochs=st.integers(1, 2), seed=st.integers(0, 3)))
 def test_gallery_and_ledger_notes_follow_their_runs(config):
     outcomes = fix_gallery(config)
@@ -140,6 +140,10 @@ def test_gallery_and_ledger_notes_follow_their_runs(config):
             assert ("wrong" in said) == (v.gradient_gap > GRADIENT_TOLERANCE)
         if o.error is None:
             assert not text.startswith("✗")
+            finite = np.isfinite(o.history.train_loss)
+            if not finite.all():   # a diverged run is said so, and not "identical" NaN for NaN
+                assert f"diverged at epoch {o.history.epoch[~finite].iloc[0]}" in text
+                assert "numbers identical" not in text and "✓ fixes it" not in text
             continue
         assert text.startswith("✗")
         if v.failure is Failure.SAME:   # named as the blog's: the same message, word for word

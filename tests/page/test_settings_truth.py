@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from fitlab import Config, train
-from fitlab.failure.fixes import GRADIENT_TOLERANCE, unchecked_loop
+from fitlab.failure.fixes import BLOG, DETACH, GRADIENT_TOLERANCE, VARIANTS, run_variant, unchecked_loop
 from fitlab.outcome import outcome
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
@@ -151,3 +151,18 @@ def test_the_recording_note_says_costlier_matching_not_wider_nets_gets_fewer_epo
         assert f"matched at {count} of them" in note and "wide nets get fewer" not in note
     assert "trying every relabelling" in recording_note(narrow.distances, 100, True)
     assert "weight matching" in recording_note(wide.distances, 100, False)
+
+
+def test_the_gallery_says_how_many_lines_each_variant_changes_and_a_diverged_fix_diverged():
+    at = open_page(timeout=180, detach="false", lr="10", epochs="5")
+    open_tab(at, "Fix gallery", key="failure_view")
+    assert not at.exception
+    said = " ".join(m.value for m in at.markdown)
+    lines = {v.lines for v in VARIANTS if v != BLOG}
+    assert lines == {1, 2} and "Each variant changes one or two lines of the blog's script" in said
+    table = at.table[0].value
+    detach = table[table.variant == DETACH.name].verdict.iloc[0]
+    history = run_variant(Config(detach=False, lr=10, epochs=5), DETACH).history
+    gone = int(history[~np.isfinite(history.train_loss)].epoch.iloc[0])
+    assert detach == f"✓ fixes the in-place error; training diverged at epoch {gone} (its train loss became infinite)"
+    assert not any("numbers identical" in v for v in table.verdict)
