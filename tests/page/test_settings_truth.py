@@ -166,3 +166,18 @@ def test_the_gallery_says_how_many_lines_each_variant_changes_and_a_diverged_fix
     gone = int(history[~np.isfinite(history.train_loss)].epoch.iloc[0])
     assert detach == f"✓ fixes the in-place error; training diverged at epoch {gone} (its train loss became infinite)"
     assert not any("numbers identical" in v for v in table.verdict)
+
+
+def test_watch_says_how_many_values_its_clamped_colour_scale_cannot_tell_apart():
+    at = open_page(timeout=120, lr="1")
+    open_tab(at, "Watch it learn")
+    assert not at.exception
+    run = train(Config(lr=1.0))
+    values = run.frames.values[np.isfinite(run.frames.values)]
+    teacher = max(float(np.abs(a).max()) for _, w, b in run.student_teacher.teacher for a in (w, b))
+    bound = max(teacher, float(np.quantile(np.abs(values), 0.995)))
+    beyond = int((np.abs(values) > bound).sum())
+    assert beyond > 0 and np.abs(values).max() > bound   # at lr 1 a value 8.58 on a ±5.82 scale
+    said = " ".join(m.value for m in at.markdown) + captions(at)
+    assert "(equal colours, equal values)." not in said
+    assert f"one scale, ±{bound:.3g}: equal colours, equal values within it; {beyond:,} of the student's" in said
