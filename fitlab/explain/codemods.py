@@ -176,16 +176,18 @@ def _targets(st) -> set:
     return out
 
 
-def fresh_forward(source: str, saved: int, written: int, failed: int) -> str | None:
+def fresh_forward(source: str, saved: tuple, written: tuple, failed: int) -> str | None:
     """After the statement that holds the write (`opt_D.step()`), the assignments from the saved
-    line on that the failing backward's statement needs, again. All three lines in one block
-    (a loop's body, a function's)."""
+    line on that the failing backward's statement needs, again. saved and written: the lines of
+    their frames in this file (a caller's too); those in the failing line's block (a loop's
+    body, a function's) count."""
     tree = _Tree(source)
     fail = tree.statement(failed)
     block = tree.block_of(fail) if fail is not None else None
     if block is None:
         return None
-    save, write = tree.in_block(block, saved), tree.in_block(block, written)
+    save = next((n for n in (tree.in_block(block, line) for line in saved) if n is not None), None)
+    write = next((n for n in (tree.in_block(block, line) for line in written) if n is not None), None)
     if save is None or write is None:
         return None
     i, j, k = block.index(save), block.index(write), block.index(fail)
@@ -201,7 +203,7 @@ def fresh_forward(source: str, saved: int, written: int, failed: int) -> str | N
         return None
     again = [s.with_changes(trailing_whitespace=cst.TrailingWhitespace()) for s in again]
     again[0] = again[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
-        "# a fresh forward after the step (fitlab-explain --fix)"))])
+        "# fitlab-explain --fix: a fresh forward after the write"))])
     return tree.replaced({id(write): [write, *again]})
 
 

@@ -6,9 +6,10 @@ temporary copy of the files it touches, and the copy is rerun under the recorder
 arguments and the same random state, up to the backward that failed and `steps` past it (and a
 timeout). Then one verdict:
 
-- PROVED: the error is gone, and every backward's gradients equal the reference's: those of the
-  original program when every saved tensor keeps the value it had when saved (the original rerun
-  with torch.autograd.graph.saved_tensors_hooks packing a clone), to float tolerance;
+- PROVED: the error is gone; each backward before the one that failed computes the gradients it
+  computed in the first run, and from it on each computes the reference's: those of the original
+  program when every saved tensor keeps the value it had when saved (the original rerun with
+  torch.autograd.graph.saved_tensors_hooks packing a clone), to float tolerance;
 - RUNS: the error is gone, but the edit changes what is computed (causes.py's RUNS causes: a
   detach, a fresh forward), so no reference applies; or a reference applies and differs;
 - NEXT_WRITE: the edit removed this failure and another write now fails: that one is explained
@@ -84,15 +85,20 @@ class BoundedRecorder(Recorder):
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.stop("timeout")
         self.backwards += 1
-        leaves = []
+        leaves = before = ()
         if self.keep_grads and func is not torch.autograd.grad:
             from fitlab.explain import modes
             leaves = [n.variable for n in walk(modes.roots(func, args, kwargs)) if hasattr(n, "variable")]
+            before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
         out = super()._differentiate(func, args, kwargs)
         if self.keep_grads:
-            got = ([(None, g) for g in out if isinstance(g, torch.Tensor)] if func is torch.autograd.grad
-                   else [(leaf.detach().clone(), leaf.grad) for leaf in leaves if leaf.grad is not None])
-            self.grads.append([(v, g.detach().clone()) for v, g in got])
+            # What this backward computed: autograd.grad's results, or what it added to each .grad.
+            if func is torch.autograd.grad:
+                got = [(None, g.detach().clone()) for g in out if isinstance(g, torch.Tensor)]
+            else:
+                got = [(leaf.detach().clone(), leaf.grad.detach() - (0 if old is None else old))
+                       for leaf, old in zip(leaves, before) if leaf.grad is not None]
+            self.grads.append(got)
         if self.stop_after is not None and self.backwards >= self.stop_after:
             self.stop("bound")
         return out
@@ -135,9 +141,10 @@ class Program:
     source its text, namespace its inputs, copied for every run), with some of its files' text
     replaced (path -> text, compiled from a temporary copy)."""
 
-    def __init__(self, kind: str, target: str, args=(), source: str | None = None, namespace: dict | None = None):
+    def __init__(self, kind: str, target: str, args=(), source: str | None = None, namespace: dict | None = None,
+                 label: str | None = None):
         self.kind, self.target, self.args = kind, target, list(args)
-        self.source, self.namespace = source, namespace
+        self.source, self.namespace, self.label = source, namespace, label
         self.seed = _random_state()
         self.folder = tempfile.mkdtemp(prefix="fitlab-fix-")
         self.copies: dict = {}              # original path -> its copy's path
@@ -320,6 +327,8 @@ def _where(program: Program, frame) -> str:
     if frame is None:
         return "(no line of yours)"
     path = program.original_of(frame.file)
+    if program.label is not None and path == program.target:
+        return f"{program.label}, line {frame.line}"
     return f"{os.path.basename(path) if not path.startswith('<') else path}:{frame.line}"
 
 
@@ -384,11 +393,9 @@ def edited(program: Program, report: Report, texts: dict, ns: dict, storage) -> 
         lines = tuple(f.line for f in report.saved_at if f.file == failed.file)
         return new if one(failed.file, lambda s: codemods.detach_value(s, lines)) else None
     if kind == "fresh_forward" and None not in (saved, written, failed):
-        same = [f for f in report.saved_at if f.file == failed.file]
-        wrote = [f for f in report.writes[0].frames if f.file == failed.file]
-        if same and wrote:
-            return new if one(failed.file, lambda s: codemods.fresh_forward(
-                s, same[0].line, wrote[0].line, failed.line)) else None
+        same = tuple(f.line for f in report.saved_at if f.file == failed.file)
+        wrote = tuple(f.line for f in report.writes[0].frames if f.file == failed.file)
+        return new if one(failed.file, lambda s: codemods.fresh_forward(s, same, wrote, failed.line)) else None
     if kind == "detach_state" and saved is not None:
         return new if one(saved.file, lambda s: codemods.detach_state(s, saved.line)) else None
     if kind == "clone_at_save" and saved is not None:
@@ -417,7 +424,7 @@ def _sorted(grads: list) -> list:
 def gradient_gap(got: list, want: list) -> float | None:
     """The largest difference between two runs' gradients, backward by backward, beyond the float
     tolerance (0.0 when they agree), or None when they do not even have the same gradients."""
-    if len(got) != len(want) or not want:
+    if len(got) != len(want):
         return None
     worst = 0.0
     for a, b in zip(got, want):
@@ -436,7 +443,7 @@ def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: floa
     of the in-place error, prove its cause's edit (see the module's docstring): the Report, with
     the Proof as its `proof` when there is one."""
     program = Program(kind, target, args)
-    rec = BoundedRecorder()
+    rec = BoundedRecorder(keep_grads=True)
     try:
         report, ns = program.run({}, rec, quiet=False)
     except BaseException:
@@ -445,15 +452,18 @@ def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: floa
     if report.status != "inplace_error" or rec.failure is None:
         program.close()
         return report
-    return replace(report, proof=prove(program, report, rec.backwards, ns, rec.failure.storage, steps, timeout))
+    return replace(report, proof=prove(program, report, rec, ns, steps, timeout))
 
 
-def prove(program: Program, report: Report, backwards: int, ns: dict, storage,
-          steps: int = STEPS, timeout: float = TIMEOUT) -> Proof:
+def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, steps: int = STEPS,
+          timeout: float = TIMEOUT) -> Proof:
     """Edit, rerun and judge (see the module's docstring), starting from the first run's report,
-    the number of backward calls it made (the last one failed), its namespace and the written
-    storage of its failure."""
+    its recorder (kept gradients, the backward calls it made, the last one failed) and the
+    namespace it ended with."""
     texts: dict = {}
+    backwards, storage = first.backwards, first.failure.storage if first.failure is not None else None
+    # What the program computed before it failed: an edit must not change it.
+    computed = first.grads
     culprits: list = []
     try:
         for _ in range(MAX_CULPRITS):
@@ -481,8 +491,8 @@ def prove(program: Program, report: Report, backwards: int, ns: dict, storage,
                 culprits.append(Culprit(kind, written, DID_NOT_HELP,
                                         f"the edited copy dies of another error: {again.error}"))
                 break
-            culprits.append(_judged(program, texts, rec, bound, steps, timeout, [c.kind for c in culprits] + [kind],
-                                    written))
+            culprits.append(_judged(program, texts, rec, computed, bound, steps, timeout,
+                                    [c.kind for c in culprits] + [kind], written))
             break
     finally:
         program.close()
@@ -490,9 +500,11 @@ def prove(program: Program, report: Report, backwards: int, ns: dict, storage,
     return Proof(final, tuple(culprits), unified_diff(program, texts), texts)
 
 
-def _judged(program: Program, texts: dict, rec: BoundedRecorder, bound: int, steps: int, timeout: float,
-            kinds: list, written: str) -> Culprit:
-    """The verdict of an edited copy that ran to the bound (or to its end)."""
+def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list, bound: int, steps: int,
+            timeout: float, kinds: list, written: str) -> Culprit:
+    """The verdict of an edited copy that ran to the bound (or to its end): before the backward
+    that failed it must compute what the program computed (`computed`, the first run's
+    gradients), from it on what the reference computes."""
     kind = kinds[-1]
     past = rec.backwards - (bound - steps)
     until = ("stopped at the timeout, " if rec.stopped == "timeout" else "") + (
@@ -504,11 +516,18 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, bound: int, ste
         why = "; ".join(c.changes for c in changing)
         return Culprit(kind, written, RUNS, f"the error is gone ({until}); no reference applies: {why}")
     _, _, ref = _bounded(program, {}, bound, timeout, hooks=True)
-    gap = gradient_gap(rec.grads, ref.grads[:len(rec.grads)])
+    n = len(computed)
+    if len(rec.grads) <= n:
+        return Culprit(kind, written, RUNS, f"the error is gone, but the edited copy ended ({until}) before the "
+                                            "backward that failed: nothing to compare")
+    gap = gradient_gap(rec.grads[:n], computed)
+    if gap == 0.0:
+        gap = gradient_gap(rec.grads[n:], ref.grads[n:len(rec.grads)])
     if gap == 0.0:
         return Culprit(kind, written, PROVED,
-                       f"the error is gone ({until}), and every backward's gradients equal the reference "
-                       "(the original program with every saved tensor keeping its value) to float tolerance")
+                       f"the error is gone ({until}); the gradients of each backward equal, to float tolerance, "
+                       "your program's before the failure and from it on the reference's (the original "
+                       "program with every saved tensor keeping its value)")
     differ = "other gradients" if gap is None else f"gradients off by up to {gap:.3g}"
     return Culprit(kind, written, RUNS, f"the error is gone ({until}), but it computes {differ} than the "
                                         "reference (the original with every saved tensor keeping its value)")
@@ -519,7 +538,7 @@ def unified_diff(program: Program, texts: dict) -> str:
     out = []
     for path, new in sorted(texts.items()):
         old = _sources(program, {}, [path]).get(path, "")
-        name = path if path.startswith("<") or program.kind == "cell" else os.path.relpath(path)
+        name = program.label if program.label and path == program.target else os.path.relpath(path)
         out += difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{name}", f"b/{name}")
     return "".join(out)
 
@@ -542,7 +561,8 @@ def write_files(proof: Proof) -> list:
 
 
 def format_proof(proof: Proof) -> str:
-    """The text --fix prints after the report: each culprit's verdict, then the diff."""
+    """The text --fix prints after the report: each culprit's verdict, then the diff (an edit
+    that did not help is shown as tried, not as a fix)."""
     out = ["", "--fix: the edit applied to a copy of your files, rerun:"]
     for i, c in enumerate(proof.culprits, 1):
         together = " (all the edits together)" if i == len(proof.culprits) > 1 else ""
