@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REFERENCE, RUNS = "reference", "runs"
+# --fix's verdicts (fix.py): RUNS is both a cause's proof and the verdict it can earn at best.
+PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
 
 # Which writes torch counts, said once (the lesson, the ledger and README cite it): every
 # in-place op and out= op on a tensor bumps its version counter; a write through `.data` (or

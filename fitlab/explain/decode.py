@@ -43,7 +43,7 @@ _KINDS = (
                     "alias", "unfold", "indexselect", "gather"}),
 )
 # Likely causes per kind, most likely first: keys of the one list of causes (causes.py, pure text).
-_CAUSES = {
+LIKELY_CAUSES = {
     "transposed_weight": ("detach_labels", "fresh_forward_after_step"),
     "activation_output": ("inplace_module", "inplace_function", "augmented_assignment", "index_assignment"),
     "index_view": ("index_assignment", "augmented_assignment"),
@@ -145,7 +145,7 @@ def decode(message: str) -> Decoded | None:
     return Decoded(
         tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
         producer=producer, kind=kind, version=version, expected_version=expected,
-        gap=None if version is None else version - expected, hint=hint, causes=_CAUSES[kind],
+        gap=None if version is None else version - expected, hint=hint, causes=LIKELY_CAUSES[kind],
         producer_name=producer_name, hint_call=call["call"] if call else None)
 
 

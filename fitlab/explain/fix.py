@@ -45,14 +45,15 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from fitlab.explain import codemods, runner
+from fitlab.explain import codemods, modes, runner
 from fitlab.explain import stack as stacks
-from fitlab.explain.causes import CAUSES, REFERENCE
+from fitlab.explain.causes import CAUSES, DID_NOT_HELP, NEXT_WRITE, NO_EDIT, PROVED, REFERENCE, RUNS
 from fitlab.explain.graph import storage_key, walk
 from fitlab.explain.recorder import Recorder
 from fitlab.explain.report import Report
 
-PROVED, RUNS, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "runs", "next write", "did not help", "no edit"
+__all__ = ["DID_NOT_HELP", "NEXT_WRITE", "NO_EDIT", "PROVED", "RUNS", "BoundedRecorder", "Culprit", "Program",
+           "Proof", "format_proof", "prove", "run_fixed", "write_files"]
 # Backwards run past the one that failed, by default (--fix-steps), and the seconds a rerun may take.
 STEPS = 1
 TIMEOUT = 120.0
@@ -60,6 +61,9 @@ TIMEOUT = 120.0
 MAX_CULPRITS = 4
 # Float tolerance of "equal to the reference": the same ops in another order round differently.
 RTOL, ATOL = 1e-5, 1e-6
+# Backward calls before the failing one whose gradients are kept and compared (each keeps a copy
+# of the model's gradients).
+BEFORE = 2
 
 
 class _Stop(BaseException):
@@ -67,15 +71,19 @@ class _Stop(BaseException):
 
 
 class BoundedRecorder(Recorder):
-    """A recorder that counts backward calls, stops the program `stop_after` of them (or at
-    `deadline`, a time.monotonic()), and, if `keep_grads`, keeps every backward's gradients."""
+    """A recorder that counts backward calls, stops the program after `stop_after` of them (or at
+    `deadline`, a time.monotonic()), and, if `keep_grads`, keeps what each backward computed:
+    from call `keep_from` on, or without it the last BEFORE calls."""
 
-    def __init__(self, stop_after: int | None = None, deadline: float | None = None, keep_grads: bool = False):
+    def __init__(self, stop_after: int | None = None, deadline: float | None = None, keep_grads: bool = False,
+                 keep_from: int | None = None):
         super().__init__()
         self.stop_after, self.deadline, self.keep_grads = stop_after, deadline, keep_grads
         self.backwards = 0
         self.stopped: str | None = None   # "bound" or "timeout" once the program was stopped
-        self.grads: list = []
+        self.keep_from = keep_from
+        # backward call number -> [(the leaf's fingerprint, or None for autograd.grad, gradient)]
+        self.grads: dict = {}
 
     def stop(self, why: str) -> None:
         self.stopped = why
@@ -85,23 +93,29 @@ class BoundedRecorder(Recorder):
         if self.deadline is not None and time.monotonic() > self.deadline:
             self.stop("timeout")
         self.backwards += 1
+        keep = self.keep_grads and (self.keep_from is None or self.backwards >= self.keep_from)
+        grad = func is torch.autograd.grad
         leaves = before = ()
-        if self.keep_grads and func is not torch.autograd.grad:
-            from fitlab.explain import modes
+        if keep and not grad:
             leaves = [n.variable for n in walk(modes.roots(func, args, kwargs)) if hasattr(n, "variable")]
             before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
         out = super()._differentiate(func, args, kwargs)
-        if self.keep_grads:
+        if keep:
             # What this backward computed: autograd.grad's results, or what it added to each .grad.
-            if func is torch.autograd.grad:
-                got = [(None, g.detach().clone()) for g in out if isinstance(g, torch.Tensor)]
-            else:
-                got = [(leaf.detach().clone(), leaf.grad.detach() - (0 if old is None else old))
-                       for leaf, old in zip(leaves, before) if leaf.grad is not None]
-            self.grads.append(got)
+            self.grads[self.backwards] = (
+                [(None, g.detach().clone()) for g in out if isinstance(g, torch.Tensor)] if grad else
+                [(_fingerprint(leaf), leaf.grad.detach() - (0 if old is None else old))
+                 for leaf, old in zip(leaves, before) if leaf.grad is not None])
+            if self.keep_from is None:
+                self.grads.pop(self.backwards - BEFORE, None)
         if self.stop_after is not None and self.backwards >= self.stop_after:
             self.stop("bound")
         return out
+
+
+def _fingerprint(t: torch.Tensor) -> tuple:
+    """A leaf's first values, rounded: what matches it to its counterpart in another run."""
+    return tuple(round(float(x), 4) for x in t.detach().flatten()[:16].tolist())
 
 
 @dataclass(frozen=True)
@@ -145,6 +159,8 @@ class Program:
                  label: str | None = None):
         self.kind, self.target, self.args = kind, target, list(args)
         self.source, self.namespace, self.label = source, namespace, label
+        # The file the program starts in (a label, if given, names it).
+        self.path = target if kind == "cell" else None if kind == "module" else os.path.abspath(target)
         self.seed = _random_state()
         self.folder = tempfile.mkdtemp(prefix="fitlab-fix-")
         self.copies: dict = {}              # original path -> its copy's path
@@ -152,9 +168,9 @@ class Program:
 
     def close(self) -> None:
         """Remove the temporary copies."""
-        for copy_path in self.copies.values():
-            linecache.checkcache(copy_path)
         shutil.rmtree(self.folder, ignore_errors=True)
+        for copy_path in self.copies.values():
+            linecache.checkcache(copy_path)   # the copies' lines go with their files
 
     def copy_of(self, path: str) -> str:
         """The temporary copy's path of a user's file (its name kept: the report names it)."""
@@ -188,7 +204,8 @@ class Program:
         self._forget_user_modules()
         _set_random_state(self.seed)
         finder = _Copies({p: self.copies[p] for p in texts})
-        sys.meta_path.insert(0, finder)
+        if texts:
+            sys.meta_path.insert(0, finder)
         out = io.StringIO()
         try:
             with contextlib.ExitStack() as stack:
@@ -201,7 +218,8 @@ class Program:
                     stack.enter_context(_clone_on_save())
                 return self._run(texts, recorder)
         finally:
-            sys.meta_path.remove(finder)
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
             self._forget_user_modules()
 
     def _run(self, texts: dict, recorder: Recorder):
@@ -304,10 +322,12 @@ def _alarm(rec: BoundedRecorder, deadline: float):
         signal.signal(signal.SIGALRM, old)
 
 
-def _bounded(program: Program, texts: dict, stop_after: int, timeout: float, hooks: bool = False):
-    """(Report, namespace, recorder) of one bounded run; a stop at the bound is no error."""
+def _bounded(program: Program, texts: dict, stop_after: int, timeout: float, hooks: bool = False,
+             keep_from: int | None = None):
+    """(Report, namespace, recorder) of one bounded run, keeping the gradients of the backward
+    calls from `keep_from` on; a stop at the bound is no error."""
     deadline = time.monotonic() + timeout
-    rec = BoundedRecorder(stop_after=stop_after, deadline=deadline, keep_grads=True)
+    rec = BoundedRecorder(stop_after=stop_after, deadline=deadline, keep_grads=True, keep_from=keep_from)
     try:
         with _alarm(rec, deadline):
             report, ns = program.run(texts, rec, hooks)
@@ -327,8 +347,8 @@ def _where(program: Program, frame) -> str:
     if frame is None:
         return "(no line of yours)"
     path = program.original_of(frame.file)
-    if program.label is not None and path == program.target:
-        return f"{program.label}, line {frame.line}"
+    if program.label is not None and path == program.path:
+        return f"{program.label}, line {frame.line}" if program.kind == "cell" else f"{program.label}:{frame.line}"
     return f"{os.path.basename(path) if not path.startswith('<') else path}:{frame.line}"
 
 
@@ -415,20 +435,19 @@ def _key(report: Report) -> tuple:
 def _sorted(grads: list) -> list:
     """One backward's gradients in an order both programs share: by shape, then the leaf's values."""
     def key(pair):
-        v, g = pair
-        leaf = () if v is None else tuple(round(float(x), 4) for x in v.flatten()[:16].tolist())
-        return (tuple(g.shape), str(g.dtype), leaf, tuple(round(float(x), 4) for x in g.flatten()[:16].tolist()))
+        leaf, g = pair
+        return (tuple(g.shape), str(g.dtype), leaf or (), _fingerprint(g))
     return sorted(grads, key=key)
 
 
-def gradient_gap(got: list, want: list) -> float | None:
-    """The largest difference between two runs' gradients, backward by backward, beyond the float
-    tolerance (0.0 when they agree), or None when they do not even have the same gradients."""
-    if len(got) != len(want):
-        return None
+def gradient_gap(got: dict, want: dict, calls) -> float | None:
+    """The largest difference between two runs' gradients (backward call number -> what it
+    computed) at the given calls, beyond the float tolerance (0.0 when they agree), or None when
+    they do not even have the same gradients."""
     worst = 0.0
-    for a, b in zip(got, want):
-        if a is None or len(a) != len(b):
+    for i in calls:
+        a, b = got.get(i), want.get(i)
+        if a is None or b is None or len(a) != len(b):
             return None
         for (_, ga), (_, gb) in zip(_sorted(a), _sorted(b)):
             if ga.shape != gb.shape:
@@ -438,11 +457,13 @@ def gradient_gap(got: list, want: list) -> float | None:
     return worst
 
 
-def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: float = TIMEOUT) -> Report:
+def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: float = TIMEOUT,
+              label: str | None = None) -> Report:
     """Run a script or module (kind "script" or "module") as run_script/run_module do; if it dies
     of the in-place error, prove its cause's edit (see the module's docstring): the Report, with
-    the Proof as its `proof` when there is one."""
-    program = Program(kind, target, args)
+    the Proof as its `proof` when there is one. label: the script's name in the verdict and the
+    diff (its path relative to the current folder without it)."""
+    program = Program(kind, target, args, label=label)
     rec = BoundedRecorder(keep_grads=True)
     try:
         report, ns = program.run({}, rec, quiet=False)
@@ -475,7 +496,7 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
                                         "no mechanical edit applies to these lines; the advice above stands"))
                 break
             bound = backwards + steps
-            again, again_ns, rec = _bounded(program, new, bound, timeout)
+            again, again_ns, rec = _bounded(program, new, bound, timeout, keep_from=first.backwards - BEFORE)
             texts = new
             if again.status == "inplace_error":
                 if _key(again) == _key(report) or again.fix is None:
@@ -515,14 +536,15 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list,
     if changing:
         why = "; ".join(c.changes for c in changing)
         return Culprit(kind, written, RUNS, f"the error is gone ({until}); no reference applies: {why}")
-    _, _, ref = _bounded(program, {}, bound, timeout, hooks=True)
-    n = len(computed)
-    if len(rec.grads) <= n:
+    failed = bound - steps
+    if rec.backwards < failed:
         return Culprit(kind, written, RUNS, f"the error is gone, but the edited copy ended ({until}) before the "
                                             "backward that failed: nothing to compare")
-    gap = gradient_gap(rec.grads[:n], computed)
+    first = max(computed, default=0) + 1   # the first run's failing backward
+    _, _, ref = _bounded(program, {}, bound, timeout, hooks=True, keep_from=first)
+    gap = gradient_gap(rec.grads, computed, sorted(computed))
     if gap == 0.0:
-        gap = gradient_gap(rec.grads[n:], ref.grads[n:len(rec.grads)])
+        gap = gradient_gap(rec.grads, ref.grads, range(first, rec.backwards + 1))
     if gap == 0.0:
         return Culprit(kind, written, PROVED,
                        f"the error is gone ({until}); the gradients of each backward equal, to float tolerance, "
@@ -538,7 +560,7 @@ def unified_diff(program: Program, texts: dict) -> str:
     out = []
     for path, new in sorted(texts.items()):
         old = _sources(program, {}, [path]).get(path, "")
-        name = program.label if program.label and path == program.target else os.path.relpath(path)
+        name = program.label if program.label and path == program.path else os.path.relpath(path)
         out += difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{name}", f"b/{name}")
     return "".join(out)
 

@@ -10,7 +10,7 @@ import torch
 
 from fitlab.explain import codemods
 from fitlab.explain.causes import BUMPS, CAUSES, FREED_GRAPH, REFERENCE, RUNS
-from fitlab.explain.decode import _CAUSES
+from fitlab.explain.decode import LIKELY_CAUSES
 
 
 def texts() -> list:
@@ -45,7 +45,7 @@ def test_the_guard_sees_the_hint_the_page_used_to_give():
 
 
 def test_every_decoded_cause_and_every_edit_is_in_the_list():
-    for kind, keys in _CAUSES.items():
+    for kind, keys in LIKELY_CAUSES.items():
         assert keys and all(k in CAUSES for k in keys), kind
     for c in CAUSES.values():
         assert c.proof in (REFERENCE, RUNS), c.key

@@ -3,7 +3,7 @@
 A verdict here is computed, never declared: PROVED compares the edited copy's gradients, backward by
 backward, with the original program rerun with every saved tensor kept by a clone; RUNS says a
 cause changes what is computed; DID NOT HELP is an edited copy that still dies. The written files
-are then run by plain python."""
+are then run by plain python (all but the one that did not help, whose edit --write refuses)."""
 
 from __future__ import annotations
 
@@ -63,26 +63,41 @@ VERDICTS = {
 }
 
 
-def fixed(script: str, **kw):
-    report = fix.run_fixed("script", str(SCRIPTS / script), **kw)
+def fixed(script: str, folder: Path | None = None, **kw):
+    """--fix's report on a fixture (on its copy in `folder`, if given) and its proof."""
+    path = SCRIPTS / script
+    if folder is not None:
+        path = folder / script
+        shutil.copy(SCRIPTS / script, path)
+    report = fix.run_fixed("script", str(path), **kw)
     assert report.status == "inplace_error" and report.proof is not None
     return report, report.proof
 
 
 @pytest.mark.parametrize("script", sorted(VERDICTS))
-def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns(script):
+def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_under_python(script, tmp_path):
     verdict, kinds = VERDICTS[script]
-    before = (SCRIPTS / script).read_bytes()
-    report, proof = fixed(script)
+    report, proof = fixed(script, tmp_path)
+    copy = tmp_path / script
     assert (proof.verdict, [c.kind for c in proof.culprits]) == (verdict, kinds), fix.format_proof(proof)
     assert [c.verdict for c in proof.culprits[:-1]] == [fix.NEXT_WRITE] * (len(kinds) - 1)
-    assert (SCRIPTS / script).read_bytes() == before   # never the user's file without --write
-    assert proof.diff.startswith("--- a/") and f"+++ b/{os.path.relpath(SCRIPTS / script)}" in proof.diff
+    assert copy.read_bytes() == (SCRIPTS / script).read_bytes()   # never the user's file without --write
+    assert proof.diff.startswith("--- a/") and f"+++ b/{os.path.relpath(copy)}" in proof.diff
     if verdict == fix.PROVED:
         assert all(CAUSES[k].proof == REFERENCE for k in kinds)
         assert "from it on the reference's" in proof.culprits[-1].said
     if script == "helper_write.py":
         assert "gradients off by up to" in proof.culprits[-1].said
+    if verdict == fix.DID_NOT_HELP:
+        return
+    # --write's edit, run by plain python, finishes.
+    before = copy.read_text()
+    [(path, backup)] = fix.write_files(proof)
+    assert (path, backup) == (str(copy), str(copy) + ".orig")
+    assert Path(backup).read_text() == before and copy.read_text() != before
+    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr
 
 
 def test_two_culprits_end_with_both_edits_together():
@@ -143,23 +158,6 @@ def test_fix_options_are_checked():
     for args in (["--write", "x.py"], ["--fix", "--fix-steps", "-1", "x.py"], ["--fix", "--fix-timeout", "no", "x.py"]):
         proc = cli(*args, cwd=ROOT)
         assert proc.returncode == 2 and proc.stderr.startswith("usage:"), args
-
-
-WRITTEN = sorted(s for s, (v, _) in VERDICTS.items() if v != fix.DID_NOT_HELP and s != "helper_write.py")
-
-
-@pytest.mark.parametrize("script", WRITTEN)
-def test_fix_write_on_a_copy_then_plain_python_finishes(script, tmp_path):
-    copy = tmp_path / script
-    shutil.copy(SCRIPTS / script, copy)
-    before = copy.read_text()
-    proof = fix.run_fixed("script", str(copy)).proof
-    [(path, backup)] = fix.write_files(proof)
-    assert (path, backup) == (str(copy), str(copy) + ".orig")
-    assert Path(backup).read_text() == before and copy.read_text() != before
-    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         check=False)
-    assert ran.returncode == 0, ran.stderr
 
 
 def test_cli_fix_write_says_where_the_backup_is(tmp_path):
