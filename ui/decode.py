@@ -10,22 +10,13 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab.explain import Decoded, decode
+from fitlab.explain.causes import CAUSES, FREED_GRAPH
 from fitlab.explain.decode import MAX_CHARS, freed_graph, own_line
 
 KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
 INSTALL_COMMAND = "python -m pip install .   # in a checkout of fitlab; then fitlab-explain your_script.py"
-
-# Torch's other backward error, which the lesson's own fix gallery produces.
-FREED_GRAPH = (
-    "That is torch's *other* backward error, not this one: **\"Trying to backward through the graph a "
-    "second time\"**. A `backward()` frees the tensors its graph saved, to save memory; a second "
-    "backward through any part of that same graph finds them gone. Usually something built once is "
-    "reused by every step: labels or targets made by a model and not detached, a hidden state "
-    "carried from one batch to the next, a loss summed over steps. Fix: `.detach()` what crosses "
-    "from one step to the next, or build it inside the loop. `retain_graph=True` silences it, but "
-    "only makes sense if you really mean to differentiate the same graph twice.")
 
 TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
             "beginning was searched. If the error is further down, paste the part around its "
@@ -56,25 +47,6 @@ _LEAF = ("The message names no operation that made it: it is a **leaf**, made by
          "operation, such as a parameter or an input. Most likely a weight changed in place "
          "(an optimiser step, an init, `.copy_`) between the forward pass and its backward.")
 
-CAUSES = {
-    "reinit_or_step_on_weights": (
-        "The weights were re-initialised or changed in place (`nn.init.*_`, `.copy_`, "
-        "`optimizer.step()`) after a forward pass whose graph is still differentiated: the blog's "
-        "bug, labels made by the net and not detached. Fix: `.detach()` what the old weights made."),
-    "optimizer_step_between_backwards": (
-        "`optimizer.step()` ran between a forward pass and a backward through it (e.g. a GAN: the "
-        "discriminator's step, then the generator's backward through the old graph). Fix: every "
-        "backward that needs the graph before the step, or a fresh forward pass after it."),
-    "inplace_activation": (
-        "An in-place activation (`nn.ReLU(inplace=True)`, `F.relu_`, `x.sigmoid_()`) overwrote a "
-        "tensor the previous operation saved. Fix: drop `inplace=True`."),
-    "augmented_assignment": (
-        "`x += …`, `x *= …` or another `_`-suffixed method on a tensor autograd saved. Fix: "
-        "`x = x + …`, or `x = x.clone()` before the write."),
-    "index_assignment": (
-        "`x[idx] = …` on a tensor autograd saved (or on a view of it). Fix: write to a clone, or "
-        "build the result with `torch.where` / `torch.cat`."),
-}
 
 
 def _plural(n: int, word: str) -> str:
@@ -129,8 +101,9 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
 
 
 def likely_causes(d: Decoded) -> list[str]:
-    """The likely causes for the message's pattern, most likely first."""
-    return [CAUSES[key] for key in d.causes]
+    """The likely causes for the message's pattern, most likely first: each cause's sign and fix,
+    from fitlab.explain's one list of causes."""
+    return [f"{CAUSES[key].sign} Fix: {CAUSES[key].fix}" for key in d.causes]
 
 
 def find_the_line() -> str:
@@ -173,7 +146,7 @@ def decoded_answer(message: str) -> None:
     decoded = decode(message)
     if decoded is None:
         if freed_graph(message):
-            st.info(FREED_GRAPH)
+            st.info("That is torch's *other* backward error, not this one. " + FREED_GRAPH)
         elif not too_long:
             st.info(NOT_THIS_ERROR)
         return

@@ -42,14 +42,15 @@ _KINDS = (
                     "unsafeview", "narrow", "split", "splitwithsizes", "unbind", "diagonal",
                     "alias", "unfold", "indexselect", "gather"}),
 )
-_CAUSES = {
-    "transposed_weight": ("reinit_or_step_on_weights", "optimizer_step_between_backwards"),
-    "activation_output": ("inplace_activation", "augmented_assignment", "index_assignment"),
+# Likely causes per kind, most likely first: keys of the one list of causes (causes.py, pure text).
+LIKELY_CAUSES = {
+    "transposed_weight": ("detach_labels", "fresh_forward_after_step"),
+    "activation_output": ("inplace_module", "inplace_function", "augmented_assignment", "index_assignment"),
     "index_view": ("index_assignment", "augmented_assignment"),
-    "leaf": ("optimizer_step_between_backwards", "reinit_or_step_on_weights", "augmented_assignment"),
-    "other": ("augmented_assignment", "index_assignment", "optimizer_step_between_backwards"),
-    "unknown": ("augmented_assignment", "index_assignment", "inplace_activation",
-                "optimizer_step_between_backwards", "reinit_or_step_on_weights"),
+    "leaf": ("fresh_forward_after_step", "detach_labels", "refilled_input", "augmented_assignment"),
+    "other": ("augmented_assignment", "index_assignment", "fresh_forward_after_step"),
+    "unknown": ("augmented_assignment", "index_assignment", "inplace_module", "fresh_forward_after_step",
+                "detach_labels"),
 }
 
 
@@ -61,7 +62,8 @@ class Decoded:
     from it. producer: the node that made the tensor without its "Backward0" suffix,
     e.g. "AsStrided", "T", "Relu"; kind: a key for the producer's family ("leaf" with
     no producer, "unknown" when the message names no tensor at all); gap: writes
-    since the save (version - expected_version); causes: likely-cause keys, most likely first.
+    since the save (version - expected_version); causes: likely causes, most likely first
+    (keys of fitlab.explain.causes.CAUSES).
     producer_name: the producer as printed, e.g. "AsStridedBackward0" (wordings differ
     between versions); hint_call: the call the hint names, e.g.
     "torch.autograd.set_detect_anomaly(True)".
@@ -143,7 +145,7 @@ def decode(message: str) -> Decoded | None:
     return Decoded(
         tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
         producer=producer, kind=kind, version=version, expected_version=expected,
-        gap=None if version is None else version - expected, hint=hint, causes=_CAUSES[kind],
+        gap=None if version is None else version - expected, hint=hint, causes=LIKELY_CAUSES[kind],
         producer_name=producer_name, hint_call=call["call"] if call else None)
 
 
