@@ -6,12 +6,19 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
+import torch
 
 from fitlab import Config, train
+from fitlab.explain import decode
+from fitlab.explain.causes import CAUSES
+from fitlab.explain.causes import FREED_GRAPH as CAUSES_FREED_GRAPH
+from fitlab.explain.decode import freed_graph
 from fitlab.failure.fixes import BLOG, DETACH, GRADIENT_TOLERANCE, VARIANTS, run_variant, unchecked_loop
 from fitlab.outcome import outcome
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
+from ui.decode import decoded_parts, likely_causes
+from ui.tabs.failure.lesson import RULE
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import fit_note, training_error
@@ -181,3 +188,83 @@ def test_watch_says_how_many_values_its_clamped_colour_scale_cannot_tell_apart()
     said = " ".join(m.value for m in at.markdown) + captions(at)
     assert "(equal colours, equal values)." not in said
     assert f"one scale, ±{bound:.3g}: equal colours, equal values within it; {beyond:,} of the student's" in said
+
+
+def raised(backward) -> str:
+    with pytest.raises(RuntimeError) as caught:
+        backward()
+    return str(caught.value)
+
+
+def decoder_words(message) -> str:
+    return " ".join(f"{part} {meaning}" for part, meaning in decoded_parts(decode(message)))
+
+
+def test_the_decoder_on_an_integer_leaf_names_index_writes_not_weights():
+    embedding = torch.nn.Embedding(600, 8)
+    idx = torch.randint(0, 512, (4, 512))
+    out = embedding(idx).sum()
+    idx.add_(1)
+    message = raised(out.backward)
+    assert "[torch.LongTensor [4, 512]]" in message
+    facts = decode(message)
+    assert facts.kind == "integer" and facts.dtype == "int64"
+    said = decoder_words(message)
+    assert "Most likely a weight changed in place" not in said and "cannot require gradients" in said
+    assert not any("optimizer.step()" in c or "re-initialised" in c for c in likely_causes(facts))
+    assert facts.causes[0] == "augmented_assignment"   # idx.add_(1) is one
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.zeros(2, dtype=torch.long).requires_grad_()   # why it cannot be a weight
+
+
+def test_the_decoder_on_a_saved_slice_lists_the_write_to_the_sliced_tensor_first():
+    w = torch.randn(2, requires_grad=True)
+    b = torch.randn(5, requires_grad=True) * 2
+    loss = (b[1:3] * w).sum()
+    b.add_(1)
+    message = raised(loss.backward)
+    assert "[torch.FloatTensor [2]], which is output 0 of AsStrided," in message
+    facts = decode(message)
+    assert facts.kind == "view" and facts.causes[0] == "clone_before_write"
+    assert CAUSES["clone_before_write"].sign in likely_causes(facts)[0]
+    weight = decode(message.replace("[torch.FloatTensor [2]]", "[torch.FloatTensor [5, 1]]"))
+    assert weight.kind == "transposed_weight" and "clone_before_write" in weight.causes
+
+
+@pytest.mark.parametrize("printed", ["AsStridedBackward0", "TBackward", "AsStrided"])
+def test_the_decoder_quotes_the_producer_as_pasted(printed):
+    message = ("one of the variables needed for gradient computation has been modified by an inplace "
+               f"operation: [torch.FloatTensor [5, 1]], which is output 0 of {printed}, is at version 2; "
+               "expected version 1 instead.")
+    parts = dict(decoded_parts(decode(message)))
+    assert f"output 0 of {printed}" in parts and f"What made it: `{printed}`," in parts[f"output 0 of {printed}"]
+
+
+def test_the_freed_graph_answer_says_a_part_that_saved_nothing_goes_through_again():
+    x = torch.randn(3, requires_grad=True)
+    nothing_saved = (x + 1).sum()
+    nothing_saved.backward()
+    nothing_saved.backward()                      # a second backward through it passes
+    saved = (x * torch.randn(3, requires_grad=True)).sum()
+    saved.backward()
+    assert freed_graph(raised(saved.backward))    # one through a part that saved tensors does not
+    assert "any part of that" not in CAUSES_FREED_GRAPH
+    assert "a part that saved none, such as an addition or a sum, goes through again" in CAUSES_FREED_GRAPH
+
+
+def test_the_lessons_rule_says_a_fused_step_and_a_data_write_bump_no_version():
+    for make in (lambda p: torch.optim.SGD(p, lr=0.1, fused=True), lambda p: torch.optim.Adam(p, fused=True),
+                 lambda p: torch.optim.AdamW(p, fused=True), lambda p: torch.optim.SGD(p, lr=0.1)):
+        weight = torch.nn.Parameter(torch.randn(3))
+        step = make([weight])
+        weight.grad = torch.ones(3)
+        before = weight._version
+        step.step()
+        fused = step.defaults.get("fused")
+        assert (weight._version == before) == bool(fused), make   # fused: 1 → 1; plain: bumped
+    data = torch.nn.Parameter(torch.randn(3))
+    before = data._version
+    data.data.add_(1)
+    assert data._version == before
+    assert "Every in-place write" not in RULE
+    assert "a fused optimizer step (`fused=True`)" in RULE and "`.data`" in RULE
