@@ -21,7 +21,8 @@ from ui.tabs.failure.views import hooks_note, ledger_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import divergence_note, fit_note
 from ui.tabs.watch import recording_note as watch_recording_note
-from ui.tabs.watch import watch_note
+from ui.tabs.watch import shared_scale_note, watch_note
+from ui.words import intro_html
 
 
 def _config(**fields) -> Config:
@@ -102,6 +103,18 @@ def test_every_run_note_says_what_the_numbers_say(config):
     # Recording and watching: the counts are the run's.
     matched = run.distances.dropna(subset=["matched"]).epoch.nunique()
     assert f"matched at {matched} of them" in recording_note(run.distances, config.epochs)
+    exact = run.student_teacher.records.exact
+    assert ("trying every relabelling" in recording_note(run.distances, config.epochs, exact)) == exact
+    intro = intro_html(config)   # the shared layer as these settings use it
+    assert ("(0 repeats)" in intro) == (config.shared_repeats == 0)
+    assert ("used once" in intro) == (config.shared_repeats == 1)
+    values = run.frames.values[np.isfinite(run.frames.values)]
+    teacher = max(float(np.abs(a).max()) for _, w, b in run.student_teacher.teacher for a in (w, b))
+    bound = max(teacher, float(np.quantile(np.abs(values), 0.995)) if values.size else 0.0, 1e-6)
+    beyond = int((np.abs(values) > bound).sum())
+    scale = shared_scale_note(run)
+    assert f"±{bound:.3g}" in scale
+    assert (f"{beyond:,} of the student's" in scale) if beyond else "past it" not in scale
     every = len(run.frames.epochs) == config.epochs + 1
     assert ("recorded at every epoch" in watch_recording_note(run)) == every
     assert ("diverged" in watch_note(run)) == (facts.diverged_at is not None)
