@@ -4,7 +4,7 @@ computed from fitlab, and where each document says it.
 
 `python -m tools.figures` prints each figure; `--check` also finds every
 quoted sentence in its document, with the figures filled in, and exits 1
-naming any document that disagrees (tests/test_figures.py runs the check).
+naming any document that disagrees (tests/tools/test_figures.py runs the check).
 Figures are written as the documents write them: a minus sign as "−",
 thousands with commas.
 """
@@ -80,8 +80,8 @@ def budget_figures() -> dict[str, str]:
     the issue's link as a run and as a 16 × 16 sweep, the gallery at the
     page's costliest settings."""
     from fitlab import Config
-    from fitlab.budget import estimated_seconds, sweep_seconds, walked_graph_seconds
     from fitlab.failure.fixes import gallery_config, gallery_seconds
+    from fitlab.serving.budget import estimated_seconds, sweep_seconds, walked_graph_seconds
     from fitlab.sweeps import grid
 
     config = Config(batch_size=1, width=256)

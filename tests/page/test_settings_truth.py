@@ -18,6 +18,7 @@ from fitlab.outcome import outcome
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.decode import decoded_parts, likely_causes
+from ui.tabs.failure.gallery import VARIANT_NAMES
 from ui.tabs.failure.lesson import RULE
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note, recording_note
@@ -168,7 +169,7 @@ def test_the_gallery_says_how_many_lines_each_variant_changes_and_a_diverged_fix
     lines = {v.lines for v in VARIANTS if v != BLOG}
     assert lines == {1, 2} and "Each variant changes one or two lines of the blog's script" in said
     table = at.table[0].value
-    detach = table[table.variant == DETACH.name].verdict.iloc[0]
+    detach = table[table.variant == VARIANT_NAMES[DETACH.key]].verdict.iloc[0]
     history = run_variant(Config(detach=False, lr=10, epochs=5), DETACH).history
     gone = int(history[~np.isfinite(history.train_loss)].epoch.iloc[0])
     assert detach == f"✓ fixes the in-place error; training diverged at epoch {gone} (its train loss became infinite)"
