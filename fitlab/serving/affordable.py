@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from fitlab.config import BOUNDS, Config
+from fitlab.config import SETTINGS, Config
 from fitlab.serving.budget import BUDGET_SECONDS, run_seconds
 
 # Each costly field, and whether the cost falls as it grows.
@@ -35,9 +35,7 @@ def nearest_affordable(config: Config, budget: float = BUDGET_SECONDS,
     found = []
     for field, upwards in CHEAPER_UPWARDS.items():
         now = getattr(config, field)
-        low, high = BOUNDS[field]
-        if field == "batch_size":
-            high = config.n_train
+        low, high = SETTINGS[field].bounds_given(config.as_dict())
         values = sorted(v for v in (choices or {}).get(field, range(int(low), int(high) + 1)) if low <= v <= high)
         side = [v for v in values if v > now] if upwards else [v for v in reversed(values) if v < now]
         # side runs from nearest to farthest; the cost falls along it.

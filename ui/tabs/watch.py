@@ -1,7 +1,7 @@
 """The Watch it learn tab: the run's pictures at one epoch, one slider to
 scrub through the recorded frames, and Play, all in the browser. Its own tab,
 drawn only while open: its six pictures cost the browser about as much as
-the rest of the Training tab (docs/browser.md).
+the rest of the Training tab (docs/measurements/browser.md).
 
 Each picture is a Vega-Lite spec of its own (fitlab.figures.watch_charts) whose
 epoch parameter is bound to a range input: Vega redraws it when the input
