@@ -31,7 +31,7 @@ else:
 
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
-        intro.html(intro_html(config))
+        intro.html(intro_html(config, detach_ticked=st.session_state.get("detach", True)))
         # The tabs need torch and the charts. The page's frame above does not,
         # so on a fresh server it reaches the browser, which draws it and loads
         # its widgets' code, while the warm-up still imports them (ui/warmup.py).

@@ -31,6 +31,7 @@ from fitlab.config import SETTINGS, Config
 from fitlab.run import Progress
 
 AXES = ("lr", "seed", "width")
+SWEEP_ENGINE = "fast"   # every cell trains on it, whatever config.engine says
 # A batched computation's size is bounded: every config's weights, data and
 # activations sit in memory at once (2**26 float32 activations are 256 MiB).
 # In one process that bounds the grid; with an executor, each chunk.
@@ -56,7 +57,7 @@ def grid(config: Config, max_configs: int = MAX_CONFIGS, **axes) -> list[Config]
         if len(values) == 0:
             raise ValueError(f"{name}=[] is not allowed: an axis needs at least one value")
     if not config.detach:
-        raise ValueError("detach=False is not allowed in a sweep: a sweep runs the fast "
+        raise ValueError(f"detach=False is not allowed in a sweep: a sweep runs the {SWEEP_ENGINE} "
                          "engine, which trains on detached labels")
     size = math.prod(len(v) for v in axes.values())
     if size > max_configs:

@@ -87,12 +87,24 @@ def sweep_figures() -> dict[str, str]:
 
 
 def budget_figures() -> dict[str, str]:
-    """The work budget's estimate of the retain_graph variant's extra walk."""
+    """The work budget's estimates: the retain_graph variant's extra walk,
+    the issue's link as a run and as a 16 × 16 sweep, the gallery at the
+    page's costliest settings."""
     from fitlab import Config
-    from fitlab.serving.budget import estimated_seconds, walked_graph_seconds
+    from fitlab.failure.fixes import gallery_config, gallery_seconds
+    from fitlab.serving.budget import estimated_seconds, sweep_seconds, walked_graph_seconds
+    from fitlab.sweeps import grid
 
     config = Config(batch_size=1, width=256)
-    return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}"}
+    link = Config(width=256, shared_repeats=3, n_train=199, batch_size=199, epochs=445)
+    swept = grid(link, lr=[0.001 * (i + 1) for i in range(16)], seed=list(range(16)))
+    costliest = gallery_config(Config(width=256, shared_repeats=8, n_train=199, batch_size=1,
+                                      epochs=2000, detach=False))
+    return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}",
+            "link_run_seconds": f"{estimated_seconds(link):.0f}",
+            "link_sweep_seconds": f"{round(sweep_seconds(swept), -1):,.0f}",
+            "costliest_gallery_epochs": f"{costliest.epochs} epoch{'s' if costliest.epochs != 1 else ''}",
+            "costliest_gallery_seconds": f"{gallery_seconds(costliest):.2f}"}
 
 
 def recording_figures() -> dict[str, str]:
@@ -103,6 +115,15 @@ def recording_figures() -> dict[str, str]:
     fewest = {matched_points(256), matched_points(8)}
     return {"raw_points": f"{MAX_POINTS}", "matched_points": f"{MAX_MATCHED_POINTS}",
             "fewest_matched_points": " or ".join(str(n) for n in sorted(fewest))}
+
+
+def explain_figures() -> dict[str, str]:
+    """How many aten ops the explain tool's recorder wraps, in this torch's build."""
+    import torch
+
+    from fitlab.explain.writes import written_ops
+
+    return {"written_ops": f"{len(written_ops())}", "torch_build": torch.__version__}
 
 
 def _number(value) -> str:
@@ -153,7 +174,7 @@ def controls_figures() -> dict[str, str]:
 def figures() -> dict[str, str]:
     """Every figure, by name."""
     return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures(),
-            **controls_figures()}
+            **explain_figures(), **controls_figures()}
 
 
 # (document, sentence with {figure} fields): each must appear in its
@@ -175,7 +196,12 @@ QUOTES = [
                         "{fewest_matched_points} for the costliest matchings (the widest nets, and the exhaustive "
                         "search at width 8)"),
     ("docs/library.md", "differs from its single run by at most {sweep_relative_difference} relative"),
+    ("docs/explain.md", "{written_ops} ops in torch {torch_build}: the count depends on the version and the build"),
     ("docs/diagnosis.md", "at batch 1 and width 256 the estimate is {walk_times_run}× the run"),
+    ("docs/robustness.md", "as one run (about {link_run_seconds} s estimated) but over 16 lr × 16 seeds is "
+                           "estimated at about {link_sweep_seconds} s"),
+    ("docs/measurements/robustness.md", "(the code of today estimates the same settings at "
+                                        "{costliest_gallery_epochs}, {costliest_gallery_seconds} s:"),
 ]
 
 

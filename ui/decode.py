@@ -10,22 +10,13 @@ from __future__ import annotations
 import streamlit as st
 
 from fitlab.explain import Decoded, decode
+from fitlab.explain.causes import CAUSES, FREED_GRAPH
 from fitlab.explain.decode import MAX_CHARS, freed_graph, own_line
 
 KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
 INSTALL_COMMAND = "python -m pip install .   # in a checkout of fitlab; then fitlab-explain your_script.py"
-
-# Torch's other backward error, which the lesson's own fix gallery produces.
-FREED_GRAPH = (
-    "That is torch's *other* backward error, not this one: **\"Trying to backward through the graph a "
-    "second time\"**. A `backward()` frees the tensors its graph saved, to save memory; a second "
-    "backward through any part of that same graph finds them gone. Usually something built once is "
-    "reused by every step: labels or targets made by a model and not detached, a hidden state "
-    "carried from one batch to the next, a loss summed over steps. Fix: `.detach()` what crosses "
-    "from one step to the next, or build it inside the loop. `retain_graph=True` silences it, but "
-    "only makes sense if you really mean to differentiate the same graph twice.")
 
 TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
             "beginning was searched. If the error is further down, paste the part around its "
@@ -49,32 +40,23 @@ _PRODUCERS = {
     "index_view": (
         "a **view made by indexing, slicing or reshaping** another tensor: a write to the view or "
         "to its base (e.g. `h[:, 0] = 0`) changed what was saved"),
+    "view": (
+        "a **view written in place after it was saved** (the view itself or its base): torch "
+        "2.13 names any such view `AsStrided`, torch 1.10 to 2.x `AsStridedBackward0`. At this "
+        "shape it is no layer's weight seen transposed (that is 2-D): a saved slice such as "
+        "`b[1:3]`, or another view, whose base was written"),
     "other": "another operation's output, saved for its gradient",
 }
 
 _LEAF = ("The message names no operation that made it: it is a **leaf**, made by no tracked "
          "operation, such as a parameter or an input. Most likely a weight changed in place "
          "(an optimiser step, an init, `.copy_`) between the forward pass and its backward.")
+# An integer tensor cannot require gradients, so it is no weight.
+_INTEGER = ("An **integer tensor** cannot require gradients, so it is no weight: it is indices an "
+            "op saved to route its gradient (an `nn.Embedding`'s input, the index of `gather` or "
+            "`index_select`), written in place between the forward pass and its backward "
+            "(`idx.add_(1)`, `idx.copy_(…)`, `idx[mask] = 0`).")
 
-CAUSES = {
-    "reinit_or_step_on_weights": (
-        "The weights were re-initialised or changed in place (`nn.init.*_`, `.copy_`, "
-        "`optimizer.step()`) after a forward pass whose graph is still differentiated: the blog's "
-        "bug, labels made by the net and not detached. Fix: `.detach()` what the old weights made."),
-    "optimizer_step_between_backwards": (
-        "`optimizer.step()` ran between a forward pass and a backward through it (e.g. a GAN: the "
-        "discriminator's step, then the generator's backward through the old graph). Fix: every "
-        "backward that needs the graph before the step, or a fresh forward pass after it."),
-    "inplace_activation": (
-        "An in-place activation (`nn.ReLU(inplace=True)`, `F.relu_`, `x.sigmoid_()`) overwrote a "
-        "tensor the previous operation saved. Fix: drop `inplace=True`."),
-    "augmented_assignment": (
-        "`x += …`, `x *= …` or another `_`-suffixed method on a tensor autograd saved. Fix: "
-        "`x = x + …`, or `x = x.clone()` before the write."),
-    "index_assignment": (
-        "`x[idx] = …` on a tensor autograd saved (or on a view of it). Fix: write to a clone, or "
-        "build the result with `torch.where` / `torch.cat`."),
-}
 
 
 def _plural(n: int, word: str) -> str:
@@ -90,6 +72,7 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
         what = ("scalar (shape `[]`)" if d.shape == () else f"tensor of shape `{list(d.shape)}`"
                 if d.shape is not None else "tensor")
         kind = f"{d.dtype} " if d.dtype else ""
+        article = "an" if (kind or what)[0] in "aeiou" else "a"
         device = {"cpu": " on the CPU", "cuda": " on a CUDA GPU"}.get(d.device, f" on `{d.device}`" if d.device else "")
         hint = ""
         if d.shape is not None and len(d.shape) == 2 and d.kind == "transposed_weight":
@@ -97,11 +80,14 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
             hint = (f" If it is a transposed weight, look for `nn.Linear({a}, {b})`, whose weight is "
                     f"`[{b}, {a}]`.")
         parts.append((f"[{d.tensor_type} …]",
-                      f"The **saved tensor**: a {kind}{what}{device}. Autograd kept it "
+                      f"The **saved tensor**: {article} {kind}{what}{device}. Autograd kept it "
                       f"for the backward pass.{hint}"))
-    if d.producer is not None:
-        parts.append((f"output {d.output_index} of {d.producer}",
-                      f"What made it: `{d.producer}`, {_PRODUCERS[d.kind]}."))
+    if d.kind == "integer":
+        parts.append((f"output {d.output_index} of {d.producer_name}" if d.producer is not None
+                      else "(no \"output of\" part)", _INTEGER))
+    elif d.producer is not None:   # quoted as pasted: "AsStridedBackward0", "TBackward"
+        parts.append((f"output {d.output_index} of {d.producer_name}",
+                      f"What made it: `{d.producer_name}`, {_PRODUCERS[d.kind]}."))
     elif d.tensor_type is not None:
         parts.append(("(no \"output of\" part)", _LEAF))
     if d.version is not None:
@@ -129,8 +115,9 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
 
 
 def likely_causes(d: Decoded) -> list[str]:
-    """The likely causes for the message's pattern, most likely first."""
-    return [CAUSES[key] for key in d.causes]
+    """The likely causes for the message's pattern, most likely first: each cause's sign and fix,
+    from fitlab.explain's one list of causes."""
+    return [f"{CAUSES[key].sign} Fix: {CAUSES[key].fix}" for key in d.causes]
 
 
 def find_the_line() -> str:
@@ -173,7 +160,7 @@ def decoded_answer(message: str) -> None:
     decoded = decode(message)
     if decoded is None:
         if freed_graph(message):
-            st.info(FREED_GRAPH)
+            st.info("That is torch's *other* backward error, not this one. " + FREED_GRAPH)
         elif not too_long:
             st.info(NOT_THIS_ERROR)
         return

@@ -22,7 +22,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import fitlab
 from fitlab import Config
 from fitlab.run import Run
-from fitlab.serving.budget import estimated_seconds
+from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
 from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
@@ -138,8 +138,9 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
 
 def replay_seconds(config: Config) -> float:
     """The expected seconds of a replay of the lesson's run: it fails at its
-    first backward(), so one epoch's worth at most."""
-    return estimated_seconds(replace(config, epochs=1))
+    first backward() (its labels stay attached, detach or not), so one
+    epoch's worth at most."""
+    return run_seconds(replace(config, detach=False))
 
 
 def run_with_progress(config: Config) -> Run:
@@ -162,7 +163,7 @@ def run_with_progress(config: Config) -> Run:
         # (200 sessions on one untrained link: no chart at all).
         with _not_drawing():
             run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
-                                                          estimate=estimated_seconds(c)))
+                                                          estimate=run_seconds(c)))
     bar.empty()
     return run
 

@@ -87,9 +87,14 @@ FIELD_LABELS = {field: f"{ADVANCED} › {words.label}" if words.group == ADVANCE
 # On a phone the sidebar starts closed, so the control they name is not in
 # sight: say where it is. Only the page's own words and a Config's validated
 # values go in.
-_TEACHER_STUDENT = (
-    "A small net with one <b>shared layer</b> makes the labels (the <i>teacher</i>); the same net, "
-    "re-initialised in place, learns them back (the <i>student</i>).")
+def _teacher_student(config: Config | None) -> str:
+    """The net in a sentence, its shared layer as `config` uses it."""
+    repeats = None if config is None else config.shared_repeats
+    net = ("A small net with one <b>shared layer</b>, used as many times as the sidebar says," if repeats is None
+           else "A small net, here without its <b>shared layer</b> (0 repeats)," if repeats == 0
+           else f"A small net with one <b>shared layer</b>, used {'once' if repeats == 1 else f'{repeats} times'},")
+    return (f"{net} makes the labels (the <i>teacher</i>); the same net, re-initialised in place, "
+            "learns them back (the <i>student</i>).")
 _WHERE_ON_A_PHONE = "(on a phone, <b>&gt;&gt;</b> at the top left opens it)"
 
 
@@ -105,15 +110,20 @@ def lesson_query(config: Config | None) -> str:
                       for k, v in values.items()})
 
 
-def intro_html(config: Config | None) -> str:
+def intro_html(config: Config | None, detach_ticked: bool = True) -> str:
     """The page's first words: in the lesson, how to leave it; otherwise how
-    to reach it, and a link to it at the current settings."""
+    to reach it, and a link to it at the current settings. `config` is None
+    when the settings cannot run; `detach_ticked` is then the sidebar's box."""
     detach = html.escape(FIELD_LABELS["detach"])
+    if config is None and not detach_ticked:
+        return (f"<p>{_teacher_student(config)} With <b>{detach}</b> unticked these settings would show the "
+                "lesson, PyTorch's in-place autograd error and why, but they cannot run here: "
+                "below, why.</p>")
     if config is not None and not config.detach:
-        return (f"<p>{_TEACHER_STUDENT} Below is the lesson: PyTorch's in-place autograd error, "
+        return (f"<p>{_teacher_student(config)} Below is the lesson: PyTorch's in-place autograd error, "
                 f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "
                 f"{_WHERE_ON_A_PHONE} to see the fixed run train.</p>")
-    return (f"<p>{_TEACHER_STUDENT} To meet PyTorch's in-place autograd error, and see why, untick "
+    return (f"<p>{_teacher_student(config)} To meet PyTorch's in-place autograd error, and see why, untick "
             f"<b>{detach}</b> in the sidebar {_WHERE_ON_A_PHONE}, or open "
             f'<a href="?{html.escape(lesson_query(config))}" target="_self">the lesson</a>.</p>')
 
@@ -135,18 +145,28 @@ def over_budget_message(refused: OverBudget) -> str:
             f"take here (its widest cell: {named}). Sweep fewer values, or lower {lower}.")
 
 
-def fold(ratio: float) -> str:
-    """A ratio of losses as the notes say it: "1,124-fold", "2.5-fold"."""
+def fold(ratio: float, fell: bool) -> str:
+    """A ratio of losses (≥ 1: start/end if it `fell`, end/start if it rose)
+    as the notes say it: "by 2%" under 2, "2.5-fold" and "1,124-fold" under
+    a million, "by more than 13 orders of magnitude" past it (a fold of 14
+    digits reads as nonsense to a class, and its digits are the rounding of
+    a loss near float32's floor)."""
+    if ratio < 2:
+        return f"by {100 * (1 - 1 / ratio if fell else ratio - 1):.2g}%"
+    if ratio >= 1e6:
+        return f"by more than {math.floor(math.log10(ratio))} orders of magnitude"
     return f"{ratio:,.0f}-fold" if ratio >= 10 else f"{ratio:.2g}-fold"
 
 
 def loss_change(facts: Outcome) -> str:
     """What the train loss did from epoch 0 to the end, in numbers."""
     start, end = f"{facts.start_loss:.4g}", f"{facts.end_loss:.4g}"
+    if facts.loss_fell and facts.end_loss == 0:
+        return f"fell to exactly 0 (from {start})"
     if facts.loss_fell:
-        return f"fell {fold(facts.loss_ratio)} (from {start} to {end})"
+        return f"fell {fold(facts.loss_ratio, True)} (from {start} to {end})"
     if not math.isfinite(facts.end_loss):
         return f"blew up (from {start} to {end})"
     if facts.loss_rose:
-        return f"rose {fold(facts.loss_ratio)} (from {start} to {end})"
+        return f"rose {fold(facts.loss_ratio, False)} (from {start} to {end})"
     return f"did not change ({start})"

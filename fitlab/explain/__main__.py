@@ -1,10 +1,16 @@
-"""python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]
+"""python -m fitlab.explain [--report FILE.json] [--fix [--write] [--fix-steps N] [--fix-timeout S]]
+                           (SCRIPT | -m MODULE) [ARGS...]
 
 Runs SCRIPT (or MODULE, as `python -m` does) as `__main__`, recording in-place writes; when it
 dies of "modified by an inplace operation", prints Python's traceback, then where the tensor
 was saved, written and differentiated, and the fix. Exit status: 1 when the script died of
 that error, 2 of another exception (or a usage error), 130 on Ctrl-C (the process ends by
 SIGINT, as Python's does), else the script's own (0 when it finished).
+
+--fix applies the fix's edit to a temporary copy of your files, reruns the copy with the same
+arguments and random state up to the failing backward and N more (--fix-steps, default 1; at
+most S seconds, --fix-timeout, default 120), and prints the verdict (proved, runs, next write,
+did not help) and the diff. Your files change only with --write, which keeps a backup of each.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ import os
 import signal
 import sys
 
-USAGE = "usage: python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]"
+USAGE = ("usage: python -m fitlab.explain [--report FILE.json] [--fix [--write] [--fix-steps N] [--fix-timeout S]] "
+         "(SCRIPT | -m MODULE) [ARGS...]")
 
 
 def _refuse(message: str) -> int:
@@ -21,14 +28,37 @@ def _refuse(message: str) -> int:
     return 2
 
 
-def _parse(argv: list):
-    """(report path or None, "script"/"module", target, args) or an error string."""
+def _number(options: dict, name: str, text: str | None, kind):
+    """options[name] = kind(text), or an error string."""
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        return f"--{name.replace('_', '-')} needs a number, not {text!r}"
+    if value <= 0 if kind is float else value < 0:
+        return f"--{name.replace('_', '-')} must be {'above' if kind is float else 'at least'} 0, not {text}"
+    options[name] = value
+    return None
+
+
+def _parse(argv: list, options: dict):
+    """(report path or None, "script"/"module", target, args) or an error string; the --fix
+    options go into `options` (fix, write, fix_steps, fix_timeout)."""
     report, i = None, 0
     while i < len(argv):
         arg = argv[i]
         if arg in ("-h", "--help"):
             return "help"
-        if arg == "--report" or arg.startswith("--report="):
+        if arg in ("--fix", "--write"):
+            options[arg[2:]] = True
+        elif arg in ("--fix-steps", "--fix-timeout") or arg.startswith(("--fix-steps=", "--fix-timeout=")):
+            name, _, text = arg[2:].partition("=")
+            if not text:
+                i += 1
+                text = argv[i] if i < len(argv) else None
+            why = _number(options, name.replace("-", "_"), text, int if name == "fix-steps" else float)
+            if why is not None:
+                return why
+        elif arg == "--report" or arg.startswith("--report="):
             if "=" in arg:
                 report = arg.split("=", 1)[1]
             elif i + 1 < len(argv):
@@ -88,9 +118,21 @@ def _err():
     return err if err is not None and not getattr(err, "closed", False) else sys.__stderr__
 
 
+def _proved(proof, write: bool) -> str:
+    """--fix's verdict and diff; with --write, the edited files written (a backup of each kept)."""
+    from fitlab.explain.fix import DID_NOT_HELP, NO_EDIT, format_proof, write_files
+    text = format_proof(proof)
+    if write and proof.verdict not in (DID_NOT_HELP, NO_EDIT):
+        text += "".join(f"\nwrote {path} (your file before: {backup})" for path, backup in write_files(proof))
+    elif write:
+        text += "\nnothing written: the edit is no fix"
+    return text
+
+
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (on Ctrl-C the process ends by SIGINT instead)."""
-    parsed = _parse(list(sys.argv[1:] if argv is None else argv))
+    options: dict = {}
+    parsed = _parse(list(sys.argv[1:] if argv is None else argv), options)
     if parsed == "help":
         print(__doc__.strip())
         return 0
@@ -98,6 +140,9 @@ def main(argv=None) -> int:
         print(USAGE, file=sys.stderr)
         return _refuse(parsed)
     report_path, kind, target, args = parsed
+    if set(options) - {"fix"} and not options.get("fix"):
+        print(USAGE, file=sys.stderr)
+        return _refuse("--write, --fix-steps and --fix-timeout go with --fix")
     if report_path is not None:
         report_path = os.path.abspath(report_path)
         why = _writable(report_path)
@@ -106,12 +151,21 @@ def main(argv=None) -> int:
     missing = _torch_missing()
     if missing is not None:
         return _refuse(missing)
+    if options.get("fix"):
+        try:
+            import libcst  # noqa: F401 - --fix's codemods edit the code with it
+        except ImportError:
+            return _refuse("--fix needs libcst (pip install 'libcst>=1.9,<1.10')")
     from fitlab.explain.report import format_report
     from fitlab.explain.runner import run_module, run_script
 
     parent = os.getpid()
     try:
-        if kind == "module":
+        if options.get("fix"):
+            from fitlab.explain.fix import STEPS, TIMEOUT, run_fixed
+            report = run_fixed(kind, target, args, options.get("fix_steps", STEPS),
+                               options.get("fix_timeout", TIMEOUT))
+        elif kind == "module":
             report = run_module(target, args)
         else:
             report = run_script(target, args)
@@ -128,6 +182,8 @@ def main(argv=None) -> int:
             print(report.traceback.rstrip("\n"), file=_err())
         return 1 if report.status in ("inplace_error", "other_error") else report.exit_code
     text = format_report(report)
+    if report.proof is not None:
+        text += "\n" + _proved(report.proof, options.get("write", False))
     if text:
         print(text, file=_err())
     if report_path is not None:

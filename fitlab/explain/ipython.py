@@ -3,6 +3,10 @@
 traceback as usual and then the report, the cell's lines named as IPython names them
 (`Cell In[3], line 8`); the kernel keeps running. The report is also the cell's value
 `_explained` in the user's namespace.
+
+`%%explain --fix` also proves the fix (fix.py): the edited cell is rerun on copies of the names
+it reads, taken before it ran (the user's namespace is not touched), and the verdict, the diff
+and the edited cell are shown after the report.
 """
 
 from __future__ import annotations
@@ -49,15 +53,32 @@ def explain(line: str, cell: str, shell=None) -> None:
     if shell is None:
         from IPython import get_ipython
         shell = get_ipython()
-    with recording() as rec:
+    fixing = line.split() == ["--fix"]
+    recorder = program = None
+    if fixing:
+        from fitlab.explain import fix
+        inputs = fix.cell_inputs(cell, shell.user_ns)
+        recorder = fix.BoundedRecorder(keep_grads=True)
+    with recording(recorder) as rec:
         # IPython catches and shows the cell's error; the recording saw the in-place one.
         shell.run_cell(cell, store_history=False)
     report = rec.report
     if report is None:
         return
-    report = named_for_ipython(dataclasses.replace(report, traceback=None), _cell_names(shell))
+    names = _cell_names(shell)
+    text = ""
+    if fixing and report.status == "inplace_error" and rec.recorder.failure is not None:
+        path = report.failed_at[-1].file if report.failed_at else None
+        if path in names:
+            program = fix.Program("cell", path, source=cell, namespace=inputs, label=names[path])
+            proof = fix.prove(program, report, rec.recorder, shell.user_ns)
+            report = dataclasses.replace(report, proof=proof)
+            text = "\n" + fix.format_proof(proof)
+            if path in proof.files and proof.verdict not in (fix.DID_NOT_HELP, fix.NO_EDIT):
+                text += "\n\nThe edited cell:\n" + proof.files[path].rstrip("\n")
+    report = named_for_ipython(dataclasses.replace(report, traceback=None), names)
     shell.user_ns["_explained"] = report
-    _display(format_report(report))
+    _display(format_report(report) + text)
 
 
 # The cell that holds `%%explain` is not the program: its frames stop here.

@@ -32,14 +32,26 @@ class GraphMode(TorchFunctionMode):
             return self.recorder._differentiate(func, args, kwargs)
         out = func(*args, **kwargs)
         if isinstance(out, torch.Tensor):
-            gf = out.grad_fn
+            gf = _grad_fn(out)
             if gf is not None:
                 self.recorder._tag(gf)
-        elif type(out) in (tuple, list):
+        elif isinstance(out, (tuple, list)):  # torch.return_types (max, topk, eigh...) are tuples
             for o in out:
-                if isinstance(o, torch.Tensor) and o.grad_fn is not None:
-                    self.recorder._tag(o.grad_fn)
+                gf = _grad_fn(o) if isinstance(o, torch.Tensor) else None
+                if gf is not None:
+                    self.recorder._tag(gf)
         return out
+
+
+def _grad_fn(t: torch.Tensor):
+    """t.grad_fn, or None where reading it would raise what the program never asked for: a view
+    made under no_grad whose base was written since (`w[0].fill_(0)` in a no_grad block returns
+    it; nn.Embedding(padding_idx=...) does that) raises torch's "view was created in no_grad
+    mode" error when its grad_fn is read with grad mode on."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
 
 
 def roots(func, args, kwargs) -> list:

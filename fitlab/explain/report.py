@@ -71,6 +71,7 @@ class Report:
     is the script's own (SystemExit) or the CLI's (1 this error, 2 another, 130 interrupted);
     traceback is the text Python prints for the exception the script died of. unchecked
     counts saved tensors a saved-tensor hook (checkpoint) kept out of the silent-write check.
+    proof is what `--fix` found (fix.Proof), None without it.
     """
 
     status: str
@@ -88,6 +89,7 @@ class Report:
     saved_via: tuple = ()
     failed_via: tuple = ()
     unchecked: int = 0
+    proof: object = None
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""
@@ -103,6 +105,7 @@ class Report:
             "writes_missing": self.writes_missing, "notes": list(self.notes),
             "saved_via": [v.to_dict() for v in self.saved_via],
             "failed_via": [v.to_dict() for v in self.failed_via], "unchecked": self.unchecked,
+            "proof": None if self.proof is None else self.proof.to_dict(),
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -148,6 +148,18 @@ def _exec(code, module: types.ModuleType, rec: Recorder) -> None:
 stacks.add_boundary(_exec.__code__)
 
 
+def script_main(path: str, argv=(), source: str | None = None, filename: str | None = None) -> tuple:
+    """(code, module, argv, sys.path[0]) that run the script at `path` as `python path` does;
+    `source` (compiled as `filename`) in place of the file's own text, for an edited copy."""
+    abspath = os.path.abspath(path)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None)
+    if source is None:
+        with tokenize.open(abspath) as f:
+            source = f.read()
+    return compile(source, filename or abspath, "exec"), module, [path, *argv], os.path.dirname(abspath)
+
+
 def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
     """Run the script at `path` as `__main__` with sys.argv = [path, *argv], like `python path`,
     recording in-place writes; return what happened (a KeyboardInterrupt is an "interrupted" Report).
@@ -155,17 +167,12 @@ def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
     Everything global it changes is restored afterwards: sys.argv, sys.path,
     sys.modules["__main__"] and the torch modes.
     """
-    abspath = os.path.abspath(path)
-    module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None)
-    with tokenize.open(abspath) as f:
-        code = compile(f.read(), abspath, "exec")
-    return _run(code, module, [path, *argv], os.path.dirname(abspath), recorder)
+    return _run(*script_main(path, argv), recorder)
 
 
-def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:
-    """Run module `name` as `__main__` (sys.path[0] the current folder, sys.argv[0] its file),
-    like `python -m name`; a package runs its `__main__` submodule. ImportError if not found."""
+def find_module(name: str):
+    """The spec of module `name` as `python -m` finds it (sys.path[0] the current folder; a
+    package's `__main__` submodule). ImportError if not found."""
     sys.path.insert(0, os.getcwd())
     try:
         spec = importlib.util.find_spec(name)
@@ -175,10 +182,26 @@ def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:
         sys.path.pop(0)
     if spec is None or spec.loader is None or spec.origin is None:
         raise ImportError(f"No module named {name}")
-    code = spec.loader.get_code(spec.name)
-    if code is None:
-        raise ImportError(f"No code object available for {name}")
+    return spec
+
+
+def module_main(name: str, argv=(), source: str | None = None, filename: str | None = None) -> tuple:
+    """(code, module, argv, sys.path[0]) that run module `name` as `python -m name` does;
+    `source` (compiled as `filename`) in place of its file's own text, for an edited copy."""
+    spec = find_module(name)
+    if source is None:
+        code = spec.loader.get_code(spec.name)
+        if code is None:
+            raise ImportError(f"No code object available for {name}")
+    else:
+        code = compile(source, filename or spec.origin, "exec")
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=None,
                            __package__=spec.parent, __spec__=spec, __loader__=spec.loader)
-    return _run(code, module, [spec.origin, *argv], os.getcwd(), recorder)
+    return code, module, [spec.origin, *argv], os.getcwd()
+
+
+def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:
+    """Run module `name` as `__main__` (sys.path[0] the current folder, sys.argv[0] its file),
+    like `python -m name`; a package runs its `__main__` submodule. ImportError if not found."""
+    return _run(*module_main(name, argv), recorder)

@@ -5,13 +5,17 @@ out= forms, `_foreach_*_`, the running stats of `_native_batch_norm_legit`; eage
 `native_batch_norm` marks none) gets a Python kernel at torch's ADInplaceOrView key, where
 torch bumps the version counters of in-place and out= ops. The kernel reports the write to
 every active recorder, runs the op below that key, and bumps the versions as torch's own
-kernel did. Ops that write nothing never reach Python, and neither do the ops an op runs
-inside itself (torch excludes the key below autograd), so a write is seen once, as the
-program or the autograd engine asked for it. Composite ops (`clip_`, `dropout_`) are left
+kernel did. An op torch lets fall through the key (`_foreach_*_`, a fused optimizer step) is
+reported, then handed on as it is, so versions move exactly as without fitlab: a fused step
+bumps none (the recorder reports the saved tensors it wrote as silent writes), a CPU foreach
+op's per-tensor writes bump theirs. Ops that write nothing never reach Python, and the ops an
+op runs inside itself are not reported (torch excludes the key below autograd; a foreach
+op's, by a per-thread depth), so a write is seen once, as the program or the autograd engine
+asked for it. Composite ops (`clip_`, `dropout_`) are left
 to the ops they decompose into.
 
 Kernels are process-wide: every thread's writes are seen while a recorder is active. They
-are registered when a recording starts (about 25 ms for the 1244 ops of torch 2.13, after a
+are registered when a recording starts (about 25 ms for the 1244 ops of torch 2.13.0+cpu, after a
 scan of torch's schemas once per process) and released, on the same thread, when the last
 one ends: nothing of fitlab's stays in a notebook between recordings, and no kernel is
 swapped under a thread that is running ops from this one. `keep()` holds them across
@@ -35,10 +39,18 @@ _registered_at = torch._C._dispatch_get_registrations_for_dispatch_key
 _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 
 # How a kernel bumps the written tensors' versions, as torch's path without it does:
-# ALWAYS for an op torch bumps at this key, IF_UNCHANGED for an in-place op whose own
-# kernel may bump (a _foreach_ op: per tensor on CPU, inside its kernel elsewhere),
+# ALWAYS for an op torch bumps at this key; PASS for an in-place op torch lets fall through
+# this key, whose own kernel bumps or not (a _foreach_ op: per tensor on CPU, inside its
+# kernel elsewhere; a _fused_ optimizer step: never), handed on to that kernel as it is;
 # NEVER for an op that writes a buffer on the side (batch norm's running stats), as torch.
-ALWAYS, IF_UNCHANGED, NEVER = range(3)
+ALWAYS, PASS, NEVER = range(3)
+_after_key = torch._C._after_ADInplaceOrView_keyset
+# Depth of foreach/fused ops running on this thread: the ops they run inside are not reported.
+class _Inside(threading.local):
+    depth = 0
+
+
+_INSIDE = _Inside()
 
 # The recorders now recording, in the order they started.
 ACTIVE: list = []
@@ -71,7 +83,7 @@ def written_ops() -> list:
         packet = getattr(torch.ops.aten, schema.name[len("aten::"):])
         op = getattr(packet, schema.overload_name or "default")
         inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-        bump = ALWAYS if name in bumped else IF_UNCHANGED if inplace else NEVER
+        bump = ALWAYS if name in bumped else PASS if inplace else NEVER
         _OPS.append((schema.name, op, written, inplace, bump))
     return _OPS
 
@@ -80,25 +92,51 @@ def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
     below, call = _below, op._op
 
     def kernel(*args, **kwargs):
-        tensors = []
-        for i, arg in written:
-            value = args[i] if i < len(args) else kwargs.get(arg)
-            if isinstance(value, torch.Tensor):
-                tensors.append(value)
-            elif isinstance(value, (list, tuple)):
-                tensors.extend(t for t in value if isinstance(t, torch.Tensor))
+        if _INSIDE.depth:  # an op a foreach or fused op runs inside itself: it was reported
+            with below():
+                out = call(*args, **kwargs)
+            if bump == ALWAYS:
+                increment_version(_tensors(written, args, kwargs))
+            return out
+        tensors = _tensors(written, args, kwargs)
         for rec in ACTIVE:
             rec._record_write(name, inplace, tensors)
-        if bump == IF_UNCHANGED:
-            versions = [t._version for t in tensors]
         with below():
             out = call(*args, **kwargs)
         if bump == ALWAYS:
             increment_version(tensors)
-        elif bump == IF_UNCHANGED:
-            increment_version([t for t, v in zip(tensors, versions) if t._version == v])
         return out
     return kernel
+
+
+def _passing_kernel(name: str, op, written: tuple, inplace: bool):
+    """For an op torch does not bump at this key (foreach, fused): report, then hand the op to
+    the next key as torch's fallthrough does, so that whatever it runs inside itself bumps as it
+    would (a CPU foreach op's per-tensor `add_`s do; a fused optimizer step bumps nothing)."""
+    after, redispatch = _after_key, op.redispatch
+
+    def kernel(keyset, *args, **kwargs):
+        if not _INSIDE.depth:
+            tensors = _tensors(written, args, kwargs)
+            for rec in ACTIVE:
+                rec._record_write(name, inplace, tensors)
+        _INSIDE.depth += 1
+        try:
+            return redispatch(keyset & after, *args, **kwargs)
+        finally:
+            _INSIDE.depth -= 1
+    return kernel
+
+
+def _tensors(written: tuple, args, kwargs) -> list:
+    tensors = []
+    for i, arg in written:
+        value = args[i] if i < len(args) else kwargs.get(arg)
+        if isinstance(value, torch.Tensor):
+            tensors.append(value)
+        elif isinstance(value, (list, tuple)):
+            tensors.extend(t for t in value if isinstance(t, torch.Tensor))
+    return tensors
 
 
 def _register() -> None:
@@ -109,7 +147,11 @@ def _register() -> None:
             # "Overriding a previously registered kernel": torch's, restored by _destroy.
             warnings.simplefilter("ignore")
             for name, op, written, inplace, bump in written_ops():
-                library.impl(op, _kernel(name, op, written, inplace, bump), "ADInplaceOrView")
+                if bump == PASS:
+                    library.impl(op, _passing_kernel(name, op, written, inplace), "ADInplaceOrView",
+                                 with_keyset=True)
+                else:
+                    library.impl(op, _kernel(name, op, written, inplace, bump), "ADInplaceOrView")
         _library = library
 
 

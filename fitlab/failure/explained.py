@@ -1,6 +1,7 @@
-"""The blog's script run through fitlab.explain, and once more under torch's
-anomaly mode: which of its lines saved the stale tensor, which wrote it, and
-where backward() failed.
+"""The blog's script run through fitlab.explain with --fix (the edit applied
+to a copy and rerun), and once more under torch's anomaly mode: which of its
+lines saved the stale tensor, which wrote it, where backward() failed, and
+what the fix's rerun proved.
 
 Running a script as `__main__` changes sys.argv, sys.modules and sys.path;
 anomaly mode, `warnings.catch_warnings` and the redirected stdout act on the
@@ -23,7 +24,8 @@ from dataclasses import dataclass, replace
 import torch
 
 from fitlab.config import Config
-from fitlab.explain import Report, run_script
+from fitlab.explain import Report
+from fitlab.explain.fix import run_fixed
 from fitlab.failure.anomaly import parse_anomaly_warning
 from fitlab.failure.blog_script import blog_script
 
@@ -59,7 +61,8 @@ class ExplainedBlog:
     config          the settings it ran with (epochs cut to DETACHED_EPOCHS
                     when the labels are detached)
     script          its text, as run (the file was SCRIPT_NAME)
-    report          fitlab.explain's Report of the run
+    report          fitlab.explain's Report of the run, with --fix's Proof
+                    (report.proof) when it died of the in-place error
     marks           the script lines the report points at, in ROLES order
     printed         what the script printed, cut to MAX_PRINTED characters
     anomaly_node    the node anomaly mode said failed (e.g. "AddmmBackward0"),
@@ -79,7 +82,7 @@ class ExplainedBlog:
 
 def _in_script(report: Report, path: str) -> Report:
     """The report with only the script's own frames (the worker's frames
-    that called run_script are not the script's), without Python's traceback
+    that called run_fixed are not the script's), without Python's traceback
     of the error, which the CLI prints before the report: the page shows
     the script itself, its lines marked."""
     target = os.path.realpath(path)
@@ -148,7 +151,7 @@ def _release_parent_links() -> None:
 
 def explained_blog(config: Config) -> ExplainedBlog:
     """Write the blog's script for `config` to a temporary folder, run it
-    through fitlab.explain.run_script and then under anomaly mode, and say
+    through fitlab.explain with --fix and then under anomaly mode, and say
     what happened. Changes process-wide state while it runs: call it in a
     worker process."""
     runs = replace(config, epochs=min(config.epochs, DETACHED_EPOCHS)) if config.detach else config
@@ -159,7 +162,7 @@ def explained_blog(config: Config) -> ExplainedBlog:
             f.write(script)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            report = _in_script(run_script(path), path)
+            report = _in_script(run_fixed("script", path, label=SCRIPT_NAME), path)
         with contextlib.redirect_stdout(io.StringIO()):
             node, frames = _under_anomaly_mode(path)
         marks = script_marks(report, path)

@@ -1,10 +1,10 @@
 """The version ledger: each parameter's version counter at the moments that
 matter for the in-place error.
 
-An in-place op on a tensor (the student's kaiming_normal_ and zeros_ here)
-bumps its `_version`; a write through `.data`, a fused optimiser step or a
-`_foreach_*_` op under a dispatch mode does not. A saved tensor remembers the
-version it was saved at; backward() refuses it if the counter moved on.
+Which writes bump a tensor's `_version` is said once, in
+fitlab.explain.causes.BUMPS (the student's kaiming_normal_ and zeros_ here
+do). A saved tensor remembers the version it was saved at; backward()
+refuses it if the counter moved on.
 """
 
 from __future__ import annotations

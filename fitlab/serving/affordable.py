@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from fitlab.config import SETTINGS, Config
-from fitlab.serving.budget import BUDGET_SECONDS, estimated_seconds
+from fitlab.serving.budget import BUDGET_SECONDS, run_seconds
 
 # Each costly field, and whether the cost falls as it grows.
 CHEAPER_UPWARDS = {"epochs": False, "width": False, "shared_repeats": False, "batch_size": True}
 
 
 def _fits(config: Config, budget: float) -> bool:
-    return estimated_seconds(config) <= budget
+    return run_seconds(config) <= budget
 
 
 def nearest_affordable(config: Config, budget: float = BUDGET_SECONDS,

@@ -73,3 +73,11 @@ def test_a_torch_without_an_api_it_needs_is_one_line_and_exit_2(venv, tmp_path):
     assert proc.returncode == 2
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("fitlab.explain: this torch (") and "increment_version" in line
+
+
+def test_fix_runs_from_the_installed_tool_with_its_pinned_libcst(venv, tmp_path):
+    copy = tmp_path / "exp_augassign.py"
+    shutil.copy(SCRIPTS / "exp_augassign.py", copy)
+    proc = run(venv / "bin" / "fitlab-explain", "--fix", copy, cwd=tmp_path)
+    assert proc.returncode == 1 and "exp_augassign.py:8: PROVED" in proc.stderr
+    assert "+y = y + 1  # written-here" in proc.stderr

@@ -1,5 +1,6 @@
 """fitlab.explain in a real Jupyter kernel (ipykernel driven by nbclient): `%load_ext
-fitlab.explain` and `%%explain`, and `recording()` in cells; the kernel keeps running."""
+fitlab.explain`, `%%explain` and `%%explain --fix`, and `recording()` in cells; the kernel keeps
+running."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ CELLS = [
      "print('report', ok.report)"),
     # %%explain on a cell that works: nothing extra shown.
     "%%explain\nprint('fine', torch.ones(2).sum().item())",
+    "base = torch.randn(3, requires_grad=True)\nseen = []",
+    # Cell In[8]: --fix reruns the edited cell on copies of what it reads.
+    "%%explain --fix\nseen.append(1)\ny = torch.exp(base)\ny += 1\ny.sum().backward()",
+    "print(len(seen), base.grad is None, _explained.proof.verdict)",
 ]
 
 
@@ -81,3 +86,20 @@ def test_recording_of_a_correct_block_is_none_and_magic_adds_nothing(outputs):
     assert text_of(outputs[4]).strip() == "report None"
     assert text_of(outputs[5]).strip() == "fine 2.0"
     assert all(o["output_type"] == "stream" for o in outputs[5])
+
+
+def test_explain_fix_proves_the_edit_and_shows_the_edited_cell(outputs):
+    outs = outputs[7]
+    assert [o["ename"] for o in outs if o["output_type"] == "error"] == ["RuntimeError"]
+    [shown] = [o for o in outs if o["output_type"] == "display_data"]
+    text = shown["data"]["text/plain"]
+    assert "1. augmented_assignment written at Cell In[8], line 3: PROVED" in text
+    assert "--- a/Cell In[8]" in text and "-y += 1\n+y = y + 1" in text
+    edited = text.split("The edited cell:\n")[1]
+    assert edited == "seen.append(1)\ny = torch.exp(base)\ny = y + 1\ny.sum().backward()"
+
+
+def test_explain_fix_leaves_the_users_namespace_as_the_cell_left_it(outputs):
+    # The cell ran once for real (seen has one item, base no gradient: it failed); the reruns
+    # worked on copies.
+    assert text_of(outputs[8]).split() == ["1", "True", "proved"]

@@ -57,6 +57,11 @@ def test_explained_blog_finds_the_three_lines_and_restores_the_process():
     assert explained.anomaly_node == report.tensor.node
     assert [f.line for f in explained.anomaly_frames] == [m.line for m in explained.marks if m.role == "saved"]
     assert "0.weight Parameter containing" in explained.printed
+    # --fix's rerun: the labels detached, and it runs (no reference applies to a detach).
+    proof = report.proof
+    assert proof.verdict == "runs" and [c.kind for c in proof.culprits] == ["detach_labels"]
+    assert "-True_label = get_label(net, X)\n+True_label = get_label(net, X).detach()" in proof.diff
+    assert proof.diff.startswith(f"--- a/{SCRIPT_NAME}\n+++ b/{SCRIPT_NAME}")
 
 
 def test_detached_script_runs_its_first_epoch_only():
@@ -109,6 +114,11 @@ def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
     assert f'line {line_of(script, LINES["saved"][0])}, in get_label' in anomaly
     captions = " ".join(c.value for c in at.caption)
     assert f"is after line {line_of(script, 'net.apply(init_weight)')}" in captions
+    [diff] = [c.value for c in at.code if c.language == "diff"]
+    assert "+True_label = get_label(net, X).detach()" in diff
+    words = next(m.value for m in at.markdown if m.value.startswith("**Proof, not advice.**"))
+    assert "it **runs**" in words and "No reference applies" in words
+    assert "stop gradients reaching the teacher's graph" in words
     report = next(c.value for c in at.code if c.value.startswith("[torch.FloatTensor"))
     assert f"{SCRIPT_NAME}:{line_of(script, LINES['written'][0])}" in report and "<string>" not in report
     open_tab(at, "Fix gallery", key="failure_view")   # the gallery cites the same script's lines
@@ -172,7 +182,7 @@ def test_decoder_explains_torch_2_13s_own_message():
     assert "What made it: `AsStrided`" in words and "transposed" in words
     assert "written 1 time since" in words
     assert "python -m fitlab.explain your_script.py" in words
-    assert "re-initialised or changed in place" in words.split("Likely causes")[1].split("\n")[2]
+    assert "re-initialised in place" in words.split("Likely causes")[1].split("\n")[2]
 
 
 @pytest.mark.parametrize("make,producer,kind_words", [

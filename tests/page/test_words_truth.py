@@ -1,6 +1,7 @@
 """The page's sentences issue 21 found true only sometimes, checked against
 torch and against the runs they describe."""
 
+import dataclasses
 import warnings
 
 import pytest
@@ -8,9 +9,14 @@ import torch
 
 from fitlab import Config, train
 from fitlab.explain import decode
+from fitlab.explain.causes import BUMPS
+from fitlab.explain.causes import FREED_GRAPH as FREED_GRAPH_WORDS
+from fitlab.explain.decode import LIKELY_CAUSES
 from fitlab.failure.autopsy import autopsy
-from ui.decode import decoded_parts
+from tests.explain.test_causes import harmful
+from ui.decode import decoded_parts, likely_causes
 from ui.tabs.failure.gallery import FREED_GRAPH
+from ui.tabs.failure.lesson import FIX_CODE, RULE
 from ui.tabs.failure.views import ledger_note
 from ui.tabs.student import WHY_RAW_STAYS_LARGE, approach_note
 from ui.words import intro_html
@@ -36,7 +42,8 @@ def test_as_strided_is_explained_as_any_view_written_in_place_a_saved_slice_too(
     assert "output 0 of AsStrided," in message       # a slice, not a transposed weight
     said = words(message)
     assert "almost always" not in said and "Torch 2.x names" not in said
-    assert "a saved slice" in said and "`AsStridedBackward0`" in said and "`TBackward`" in said
+    assert "a saved slice" in said and "`AsStridedBackward0`" in said
+    assert "no layer's weight seen transposed" in said   # a 1-D view: issue 33's shape-aware kind
 
 
 def test_the_backtrace_hint_shows_the_forward_line_only_if_anomaly_mode_was_on_for_the_forward():
@@ -91,3 +98,16 @@ def test_the_lesson_says_which_writes_bumped_the_versions_not_every_write():
     assert "Every in-place write" not in text
     assert "Each of its in-place writes (`kaiming_normal_`, `zeros_`) bumped a parameter's version counter" in " ".join(
         text.split())
+
+
+def test_the_decoder_and_the_lesson_give_no_harmful_hint_and_say_the_bumps_once():
+    facts = decode("one of the variables needed for gradient computation has been modified by an inplace "
+                   "operation: [torch.FloatTensor [3]], which is output 0 of TBackward0, is at version 2; "
+                   "expected version 1 instead.")
+    # The old decoder's GAN hint, which the one list no longer holds.
+    assert "every backward that needs the graph before the step" not in " ".join(likely_causes(facts))
+    for kind, keys in LIKELY_CAUSES.items():
+        for text in likely_causes(dataclasses.replace(facts, causes=keys)):
+            assert harmful(text) is None, (kind, text)
+    assert harmful(RULE) is None and harmful(FIX_CODE) is None and harmful(FREED_GRAPH_WORDS) is None
+    assert BUMPS in RULE

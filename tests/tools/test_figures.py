@@ -144,3 +144,11 @@ def test_the_attached_variants_fail_at_the_second_step_whatever_the_batch_size(b
     assert steps == {2}
     assert "fail at the second step" in read("docs/diagnosis.md")
     assert "fails at the second step" in read("docs/diagnosis.md")
+
+
+def test_with_one_step_the_attached_variants_train_to_the_end_as_the_docs_say():
+    config = Config(epochs=1, batch_size=50)   # issue 33: one step, no second backward to fail
+    assert config.epochs * config.batches_per_epoch == 1
+    trained = [run_variant(config, v) for v in VARIANTS if v.key in ("deep_copy", "data_reinit", "identity_hooks")]
+    assert all(o.error is None for o in trained)
+    assert "there is no second backward and all three train to the end" in read("docs/diagnosis.md")

@@ -71,20 +71,64 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
     if not worse:
         times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
         return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
+    config = run.config
     underfit = not facts.fits_training_rows
     train_side = "worse there too" if underfit else "better there"
-    if underfit:
+    rows = plural(config.n_train, "training row")
+    if facts.constant_fits_exactly:
+        train_side = "where the constant scores 0"
+        helps = f"{exact_constant_note(run)} {fitted_rows(run)}"
+    elif underfit:
         helps = (f"It has not yet fitted even its own training rows: more epochs ({FIELD_LABELS['epochs']}), "
                  "or a larger learning rate while training stays stable, let it go further.")
     else:
-        helps = (f"It fits its {run.config.n_train} training rows better than the constant but not the "
-                 f"test rows: {len(run.student_params)} weights have many ways to fit few rows. More "
-                 f"training rows ({FIELD_LABELS['n_train']}) constrain it more.")
+        helps = (f"It fits its {rows} better than the constant but not the "
+                 f"{plural(config.n_test, 'test row')}. {fitted_rows(run)}")
+    moved_on = (", which says it moved on from its random start, not that it fits"
+                if facts.loss_fell and not facts.constant_fits_exactly else "")
     return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
             f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
             f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
-            f"{change}{', which says it moved on from its random start, not that it fits' if facts.loss_fell else ''}. "
+            f"{change}{moved_on}. "
             f"{helps}", True)
+
+
+def plural(n: int, thing: str) -> str:
+    """ "1 test row", "150 test rows"."""
+    return f"{n:,} {thing}{'' if n == 1 else 's'}"
+
+
+def training_error(run: Run) -> float:
+    """The student's final root mean squared error on its training rows,
+    over the labels' root mean square."""
+    labels = run.student_teacher.labels.astype(np.float64)
+    return math.sqrt(run.history.train_loss.iloc[-1]) / math.sqrt(float(np.mean(labels ** 2)))
+
+
+def exact_constant_note(run: Run) -> str:
+    """A sentence for training labels all equal (one training row, say), where
+    the constant predictor scores 0 and no student can beat it: how close the
+    student came, in the labels' own terms."""
+    exact = ("predicting that row's label fits it exactly" if run.config.n_train == 1 else
+             "with the training labels all equal, their mean fits them exactly")
+    return (f"On its {plural(run.config.n_train, 'training row')} the student is off by "
+            f"{training_error(run):.2g} of the labels' size, but {exact}, so no student beats the "
+            "constant there.")
+
+
+def fitted_rows(run: Run) -> str:
+    """Why a student fitted to its training rows may miss the test rows, as
+    far as these settings show: more weights than rows, whether more rows
+    can be had, and a verdict resting on one test row."""
+    config, weights = run.config, len(run.student_params)
+    said = []
+    if config.n_train < weights:
+        said.append(f"{weights} weights have many ways to fit {plural(config.n_train, 'row')}.")
+    if config.n_train < config.n_samples - 1:
+        said.append(f"More training rows ({FIELD_LABELS['n_train']}) constrain it more.")
+    if config.n_test == 1:
+        said.append("With one test row, this verdict rests on a single row's error.")
+    return " ".join(said)
 
 
 def blog_figure_note(run: Run) -> str | None:

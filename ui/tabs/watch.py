@@ -21,7 +21,13 @@ from pathlib import Path
 import streamlit as st
 
 from fitlab.figures.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
-from fitlab.figures.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
+from fitlab.figures.watch_weights import (
+    DIAGRAM_MAX_WIDTH,
+    HEATMAP_MAX_UNITS,
+    beyond_colour_scale,
+    layer_movement,
+    layer_titles,
+)
 from fitlab.run import Run
 from ui.charts import spec
 
@@ -70,6 +76,18 @@ def watch_note(run: Run) -> str:
     return f"{text}, and its distance to the teacher{when} is {distance} of where it started."
 
 
+def shared_scale_note(run: Run) -> str:
+    """How the teacher's and the student's weights share one colour scale,
+    and how many of the student's values it clamps."""
+    bound, beyond, recorded = beyond_colour_scale(run.student_teacher.teacher, run.frames)
+    note = f"teacher and student share one scale, ±{bound:.3g}: equal colours, equal values within it"
+    if beyond == 0:
+        return note + "."
+    return (f"{note}; {beyond:,} of the student's {recorded:,} recorded values lie past it and take its "
+            "end colour (it ends at the larger of the teacher's largest value and the 99.5th percentile "
+            "of the student's, so that a few far values do not wash out the rest).")
+
+
 def recording_note(run: Run) -> str:
     """What was recorded, and what the pictures leave out, in words."""
     frames, config = run.frames, run.config
@@ -77,8 +95,7 @@ def recording_note(run: Run) -> str:
     where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
     notes = [f"Drag the epoch slider above the pictures, or press Play: every picture moves to that epoch in "
              f"your browser, nothing is recomputed. The student was recorded at {where}; epoch 0 is the "
-             f"fresh student. Colours: red below 0, blue above, white at 0; teacher and student share one "
-             f"scale (equal colours, equal values)."]
+             f"fresh student. Colours: red below 0, blue above, white at 0; {shared_scale_note(run)}"]
     if config.width > HEATMAP_MAX_UNITS:
         notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
                      f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")

@@ -110,3 +110,15 @@ def test_a_diverging_fast_run_is_a_result_without_warnings():
     assert not np.isfinite(run.history.train_loss.iloc[-1])
     autograd = train(replace(config, engine="autograd"))
     assert not np.isfinite(autograd.history.train_loss.iloc[-1])
+
+
+def test_a_long_sensitive_run_drifts_between_the_engines_and_comes_back():
+    # docs/library.md: no 1e-4 bound on every loss of a long run (0.7 % near
+    # epoch 624 here), but the final losses agree to it.
+    config = Config(width=8, lr=0.2, epochs=1000)
+    fast, autograd = train(config).history, train(replace(config, engine="autograd")).history
+    for column in ("train_loss", "test_loss"):
+        a, b = fast[column].to_numpy(), autograd[column].to_numpy()
+        relative = np.abs(a - b) / np.abs(b)
+        assert relative.max() < 1e-2, column
+        assert relative[-1] < 1e-4, column

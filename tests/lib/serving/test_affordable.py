@@ -14,7 +14,9 @@ WIDTHS = SETTINGS["width"].stops
 
 
 @pytest.mark.parametrize("config", [Config(width=256, epochs=2000, batch_size=1),
-                                    Config(width=192, epochs=1500, batch_size=2, detach=False),
+                                    # autograd; with detach off it would stop at its first backward
+                                    # and fit (fitlab.serving.budget.run_seconds)
+                                    Config(width=192, epochs=1500, batch_size=2, engine="autograd"),
                                     Config(width=128, shared_repeats=8, epochs=2000)])
 def test_each_offer_fits_and_is_the_nearest_value_of_its_one_field(config):
     with pytest.raises(OverBudget):

@@ -10,6 +10,7 @@ import streamlit as st
 from fitlab import Config
 from fitlab.blog import BLOG_ERROR_MESSAGE
 from fitlab.explain import decode
+from fitlab.explain.causes import BUMPS
 from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.graph import named_in_error
 from fitlab.run import Run
@@ -32,8 +33,7 @@ NEVER_SAVED = ("a bias is not needed to differentiate a product, and the first l
 RULE = (
     "**The rule.** To compute gradients later, autograd keeps some of the tensors a forward pass "
     "used, *saved for backward* (a layer's input, its weight transposed), and notes each one's version "
-    "counter. Every in-place write (`x.add_(…)`, `x += …`, `nn.init.*_`, `optimizer.step()`) bumps "
-    "the counter of the tensor it writes. When `backward()` reaches a saved tensor whose version "
+    f"counter. Which writes count: {BUMPS}. When `backward()` reaches a saved tensor whose version "
     "moved, it raises this error instead of computing a gradient from changed values.")
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 
 from fitlab import Config
 from fitlab.explain import format_report
+from fitlab.explain.causes import DID_NOT_HELP, PROVED, RUNS
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, Mark, explained_blog
 from fitlab.serving.isolation import WorkerDied, run_isolated
 from ui.state import heavy, replay_seconds
@@ -22,9 +23,10 @@ REPLAY_TIMEOUT = 60
 @st.cache_data(max_entries=32, show_spinner="Running the blog's script…")
 def cached_explained(config: Config) -> ExplainedBlog:
     """explained_blog(config), once per config, in a worker process: running
-    a script as __main__ and anomaly mode would change other sessions' runs here."""
+    a script as __main__ (three times: plainly, --fix's edited copy, under
+    anomaly mode) would change other sessions' runs here."""
     return heavy("the blog's script", run_isolated, explained_blog, config, timeout=REPLAY_TIMEOUT,
-                 estimate=2 * replay_seconds(config))  # run plainly, then under anomaly mode
+                 estimate=3 * replay_seconds(config))  # run, --fix's rerun, then under anomaly mode
 
 
 def blog_script_section(config: Config) -> ExplainedBlog | None:
@@ -51,6 +53,10 @@ def blog_script_section(config: Config) -> ExplainedBlog | None:
     st.markdown(script_story(explained))
     st.caption(f"What `python -m fitlab.explain {SCRIPT_NAME}` prints after Python's traceback:")
     st.code(format_report(report), language="text", wrap_lines=True)
+    if report.proof is not None:
+        with st.container(key="script_fix"):
+            st.markdown(script_fix_words(explained))
+            st.code(report.proof.diff, language="diff")
     with st.expander("What the script printed before it failed"):
         st.code(explained.printed or "(nothing)", language="text")
     return explained
@@ -168,6 +174,30 @@ def script_story(explained: ExplainedBlog) -> str:
         called = "".join(f", called from {line_of(m)}" for m in reversed(callers))
         parts.append(f"- **{role.capitalize()}**: {line_of(inner[0])}{called}: {says}.")
     return "\n".join(parts)
+
+
+# Why --fix proves nothing of the blog's own fix, in this lesson's terms.
+_NO_REFERENCE = (
+    "No reference applies here: the reference keeps every saved tensor's old value, and kept so, the "
+    "teacher's graph would carry the labels' gradients on into the very weights the student trains "
+    "(teacher and student are one net). The detached labels stop gradients reaching the teacher's "
+    "graph, which is what the fix is for, so the edited program computes something else than the "
+    "original could, and `--fix` says so rather than call it proved.")
+_VERDICT_WORDS = {PROVED: "it is **proved**", RUNS: "it **runs**", DID_NOT_HELP: "it **did not help**"}
+
+
+def script_fix_words(explained: ExplainedBlog) -> str:
+    """Markdown above --fix's diff: the command, the line it edits and its verdict, from the
+    proof the worker's rerun gave."""
+    proof = explained.report.proof
+    culprit = proof.culprits[-1]
+    verdict = _VERDICT_WORDS.get(proof.verdict, f"its verdict is *{proof.verdict}*")
+    words = (f"**Proof, not advice.** `python -m fitlab.explain --fix {SCRIPT_NAME}` applies the fix to a "
+             f"copy of the script (the diff below), reruns the copy to the backward that failed and one "
+             f"step past it, and checks what changed: {verdict}.")
+    if proof.verdict == RUNS and culprit.kind == "detach_labels":
+        words += " " + _NO_REFERENCE
+    return words
 
 
 def script_did_not_fail(explained: ExplainedBlog) -> str:

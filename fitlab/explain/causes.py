@@ -1,0 +1,177 @@
+"""Every cause of the in-place error fitlab knows, once: how it shows in code, its fix, and the edit
+`--fix` applies for it, with what that edit can prove.
+
+One list, read by everything that names a cause: the CLI's and the notebook's report (advice.py
+picks a cause from what the recorder saw, and prints its `advice`), `--fix` (fix.py applies its
+`edit`, a codemod of codemods.py, and judges the rerun by its `proof`), the decoder of a pasted
+message (decode.py lists likely causes by key; the page shows each one's `sign` and `fix`) and the
+lesson. These are the explain tool's own words, which the page quotes; a hint that changes what a
+correct program computes is given by none of them (tests/explain/test_causes.py).
+
+What `proof` means: an edit that only rewrites an in-place op as its out-of-place form, or
+clones before a write, computes what the program meant, the gradients it has when every saved
+tensor keeps the value it had when saved (REFERENCE: fix.py reruns the original with
+torch.autograd.graph.saved_tensors_hooks packing a clone and compares). An edit that changes what
+is computed (a detach, a fresh forward after an optimizer step) has no such reference: it RUNS,
+and `changes` says what it changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REFERENCE, RUNS = "reference", "runs"
+# --fix's verdicts (fix.py): RUNS is both a cause's proof and the verdict it can earn at best.
+PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
+
+# Which writes torch counts, said once (the lesson, the ledger and README cite it): every
+# in-place op and out= op on a tensor bumps its version counter; a write through `.data` (or
+# `.detach()`'s alias), a fused optimizer's step (`fused=True`) and a write to an inference tensor
+# bump none, so torch cannot see them and backward silently uses the new values.
+BUMPS = ("every in-place op (`add_`, `x += …`, `x[i] = …`, `nn.init.*_`, a `foreach` or plain "
+         "`optimizer.step()`) bumps the version counter of the tensor it writes; a write through "
+         "`.data`, a fused optimizer step (`fused=True`) and a write to an inference tensor bump none")
+
+# Torch's other backward error, which the decoder and the lesson's fix gallery meet.
+FREED_GRAPH = (
+    "A `backward()` frees the tensors its graph saved, to save memory; a second backward through "
+    "a part of that graph that saved tensors finds them gone (\"Trying to backward through the graph "
+    "a second time\"; a part that saved none, such as an addition or a sum, goes through again). "
+    "Usually something built once is reused by every step: labels or targets made by a model and "
+    "not detached, a hidden state carried from one batch to the next, a loss summed over "
+    "steps. Fix: `.detach()` what crosses from one step to the next, or build it inside the loop. "
+    "`retain_graph=True` silences it, but only makes sense if you really mean to differentiate the "
+    "same graph twice.")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause. key: the fix kind in reports; sign: how it shows in code, in general; fix: the
+    fix in one sentence, in general; advice: the report's sentence ({placeholders} filled by
+    advice.py from what was recorded); edit: the codemod --fix applies (codemods.EDITS), None if
+    no edit is mechanical; proof: REFERENCE or RUNS (see the module's docstring); changes: for
+    RUNS, what the edit changes in what the program computes."""
+
+    key: str
+    sign: str
+    fix: str
+    advice: str
+    edit: str | None
+    proof: str | None
+    changes: str = ""
+
+
+_LIST = (
+    Cause(
+        "augmented_assignment",
+        "`x += …`, `x *= …` or another `_`-suffixed method on a tensor autograd saved.",
+        "`x = x + …`, or `x = x.clone()` before the write.",
+        "This in-place arithmetic overwrote a tensor autograd saved for the backward pass. Use the "
+        "out-of-place form, which makes a new tensor and leaves the saved one alone.",
+        "out_of_place", REFERENCE),
+    Cause(
+        "index_assignment",
+        "`x[idx] = …` on a tensor autograd saved (or on a view of it).",
+        "write to a clone, or build the result with `torch.where` / `torch.cat`.",
+        "This assignment into part of a tensor overwrote it after autograd saved it. Write into a copy "
+        "(`x = x.clone()` first), or build the result with `torch.cat`/`torch.where`; for a tensor "
+        "filled step by step (an RNN's outputs), collect the steps in a list and `torch.stack` them "
+        "after the loop.",
+        "clone_first", REFERENCE),
+    Cause(
+        "inplace_module",
+        "An in-place module (`nn.ReLU(inplace=True)`, `nn.Dropout(inplace=True)`) overwrote a tensor "
+        "the previous operation saved.",
+        "drop `inplace=True` where the module is built.",
+        "{module} overwrote its input in place, and the op before it saved that tensor for its gradient. "
+        "Drop `inplace=True` where it is built{built}.",
+        "drop_inplace", REFERENCE),
+    Cause(
+        "inplace_function",
+        "An in-place function (`F.relu(x, inplace=True)`, `F.relu_(x)`, `x.sigmoid_()`) overwrote a "
+        "tensor the previous operation saved.",
+        "call its out-of-place form.",
+        "An in-place function overwrote a tensor the op before it saved for its gradient. Call its "
+        "out-of-place form (drop `inplace=True`, or `F.relu(x)` instead of `F.relu_(x)`).",
+        "out_of_place", REFERENCE),
+    Cause(
+        "module_buffer",
+        "A module writes its own buffer in place (`self.state.copy_(…)`) while the graph of an earlier "
+        "forward still needs its old value.",
+        "rebind the buffer instead of writing into it, or run one forward per backward.",
+        "`{buffer}` is a buffer of {owner}: a later forward wrote it in place ({op}) while the graph of an "
+        "earlier forward still needed its old value. Rebind the buffer instead of writing into it "
+        "(the edit below), or run one forward per backward; with DistributedDataParallel, "
+        "`broadcast_buffers=False` stops the writes made before each forward.",
+        "out_of_place", REFERENCE),
+    Cause(
+        "embedding_max_norm",
+        "`nn.Embedding(max_norm=…)` renormalises its weight in place on each call, after the weight "
+        "was used elsewhere.",
+        "clone the weight where it is used before the embedding call.",
+        "nn.Embedding(max_norm=...) renormalises its weight in place on each call ({op}), after this "
+        "line used the weight. As torch's docs for nn.Embedding say: clone the weight where it is used "
+        "before the embedding call (`embedding.weight.clone() @ W.t()`).",
+        "clone_weight", REFERENCE),
+    Cause(
+        "refilled_input",
+        "An input refilled in place (`z.normal_()`, `x.copy_(batch)`) that an earlier forward used.",
+        "draw or copy into a new tensor (`z = torch.randn_like(z)`).",
+        "This line refilled a tensor in place that an earlier forward had used as input, so its graph "
+        "lost the values it saved. Draw a new tensor instead (`z = torch.randn_like(z)`); the graph made "
+        "from the old values keeps them.",
+        "out_of_place", REFERENCE),
+    Cause(
+        "detach_labels",
+        "The weights were re-initialised in place (`nn.init.*_`) after a forward pass whose graph is "
+        "still differentiated: the blog's bug, labels made by the net and not detached.",
+        "`.detach()` what the old weights made.",
+        "The graph that saved this tensor was built before the weights were re-initialised in place. "
+        "Detach what was computed with the old weights (e.g. `labels = net(X).detach()`, or compute it "
+        "under `torch.no_grad()`), so backward never reaches that graph.",
+        "detach_value", RUNS,
+        "the detached value carries no graph: no gradient reaches what made it (the old weights), "
+        "which is what a re-initialisation means"),
+    Cause(
+        "fresh_forward_after_step",
+        "`optimizer.step()` (or another write to the weights) ran between a forward pass and a backward "
+        "through it, e.g. a GAN: the discriminator's step, then the generator's backward through the "
+        "old graph.",
+        "run the forward again after the step; in a GAN, G's loss from a new `D(fake)` after D's step.",
+        "{who} wrote the weights in place after this graph saved them, and a later backward() still "
+        "went through that graph. Run the forward again after the step and take the loss from the new "
+        "output. In a GAN: compute D's loss from `fake.detach()`, and G's loss from a new `D(fake)` after "
+        "D's step. (Moving G's backward() before D's step also avoids the error, but then G's backward "
+        "adds its gradients to D's weights before D steps: D's fake term cancels; zero D's gradients "
+        "after it if you do.) Keep a hand-written update in place, under torch.no_grad(): "
+        "`p = p - lr * p.grad` would make a new tensor that the model and optimizer do not hold.",
+        "fresh_forward", RUNS,
+        "the loss is computed again from the updated weights, so its gradients are those of the new "
+        "weights, not of the old graph's"),
+    Cause(
+        "carried_state",
+        "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`) "
+        "reaches the graph of an earlier batch, whose weights were updated since.",
+        "detach the state at the batch boundary (`h = h.detach()`).",
+        "This backward() reached the graph of an earlier batch through a tensor carried over from it "
+        "(an RNN's hidden state), and the weights that graph saved were updated since. Detach the state "
+        "at the batch boundary: `h = h.detach()` (an LSTM's pair: `h = tuple(s.detach() for s in h)`); "
+        "then retain_graph=True is no longer needed.",
+        "detach_state", RUNS,
+        "each batch's backward stops at the carried state (truncated backpropagation), instead of "
+        "reaching earlier batches' graphs"),
+    Cause(
+        "clone_before_write",
+        "Another in-place write (through a view, or by a library) to a tensor autograd saved.",
+        "write to a copy, or use the out-of-place form of the op.",
+        "This line overwrote a tensor autograd saved for the backward pass. Write to a copy "
+        "(`x = x.clone()` before the write) or use the out-of-place form of the op.",
+        "clone_at_save", REFERENCE),
+)
+
+CAUSES: dict[str, Cause] = {c.key: c for c in _LIST}
+
+
+def cause(key: str) -> Cause:
+    """The cause of a fix kind (KeyError for an unknown one)."""
+    return CAUSES[key]

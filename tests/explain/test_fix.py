@@ -1,0 +1,181 @@
+"""`--fix`: every fixture's edit applied to a copy, rerun and judged against torch.
+
+A verdict here is computed, never declared: PROVED compares the edited copy's gradients, backward by
+backward, with the original program rerun with every saved tensor kept by a clone; RUNS says a
+cause changes what is computed; DID NOT HELP is an edited copy that still dies. The written files
+are then run by plain python (all but the one that did not help, whose edit --write refuses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fitlab.explain import fix
+from fitlab.explain.causes import CAUSES, REFERENCE
+
+from .test_explain import SCRIPTS
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+# Each fixture that dies of the in-place error: the verdict of all its edits together, and its
+# culprits' kinds, in the order they were met.
+VERDICTS = {
+    "exp_augassign.py": (fix.PROVED, ["augmented_assignment"]),
+    "residual_add.py": (fix.PROVED, ["augmented_assignment"]),
+    "method_exp.py": (fix.PROVED, ["augmented_assignment"]),
+    "div_norm.py": (fix.PROVED, ["augmented_assignment"]),
+    "double_backward.py": (fix.PROVED, ["augmented_assignment"]),
+    "autograd_grad.py": (fix.PROVED, ["augmented_assignment"]),
+    "loop_later_write.py": (fix.PROVED, ["augmented_assignment"]),
+    "silent_then_error.py": (fix.PROVED, ["augmented_assignment"]),
+    "checkpoint_then_error.py": (fix.PROVED, ["augmented_assignment"]),
+    "tanh_index.py": (fix.PROVED, ["index_assignment"]),
+    "rnn_fill.py": (fix.PROVED, ["index_assignment"]),
+    "relu_inplace.py": (fix.PROVED, ["inplace_module"]),
+    "dropout_inplace.py": (fix.PROVED, ["inplace_module"]),
+    "functional_inplace.py": (fix.PROVED, ["inplace_function"]),
+    "relu_underscore.py": (fix.PROVED, ["inplace_function"]),
+    "stateful_buffer.py": (fix.PROVED, ["module_buffer"]),
+    "embedding_max_norm.py": (fix.PROVED, ["embedding_max_norm"]),
+    "refill_noise.py": (fix.PROVED, ["refilled_input"]),
+    "view_write.py": (fix.PROVED, ["clone_before_write"]),
+    "two_culprits.py": (fix.PROVED, ["augmented_assignment", "augmented_assignment"]),
+    "blog_reinit.py": (fix.RUNS, ["detach_labels"]),
+    "gan_sgd.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    "gan_step.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    "retain_step.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    "clip_between.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    "lightning_gan.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    "gru_carry.py": (fix.RUNS, ["carried_state"]),
+    # The edit rebinds the helper's own argument: the error goes, the caller's tensor is no longer
+    # halved, and the gradients say so.
+    "helper_write.py": (fix.RUNS, ["augmented_assignment"]),
+    # The index edit clones a dict: the copy dies of another error.
+    "container_write.py": (fix.DID_NOT_HELP, ["index_assignment"]),
+}
+
+
+def fixed(script: str, folder: Path | None = None, **kw):
+    """--fix's report on a fixture (on its copy in `folder`, if given) and its proof."""
+    path = SCRIPTS / script
+    if folder is not None:
+        path = folder / script
+        shutil.copy(SCRIPTS / script, path)
+    report = fix.run_fixed("script", str(path), **kw)
+    assert report.status == "inplace_error" and report.proof is not None
+    return report, report.proof
+
+
+@pytest.mark.parametrize("script", sorted(VERDICTS))
+def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_under_python(script, tmp_path):
+    verdict, kinds = VERDICTS[script]
+    report, proof = fixed(script, tmp_path)
+    copy = tmp_path / script
+    assert (proof.verdict, [c.kind for c in proof.culprits]) == (verdict, kinds), fix.format_proof(proof)
+    assert [c.verdict for c in proof.culprits[:-1]] == [fix.NEXT_WRITE] * (len(kinds) - 1)
+    assert copy.read_bytes() == (SCRIPTS / script).read_bytes()   # never the user's file without --write
+    assert proof.diff.startswith("--- a/") and f"+++ b/{os.path.relpath(copy)}" in proof.diff
+    if verdict == fix.PROVED:
+        assert all(CAUSES[k].proof == REFERENCE for k in kinds)
+        assert "from it on the reference's" in proof.culprits[-1].said
+    if script == "helper_write.py":
+        assert "gradients off by up to" in proof.culprits[-1].said
+    if verdict == fix.DID_NOT_HELP:
+        return
+    # --write's edit, run by plain python, finishes.
+    before = copy.read_text()
+    [(path, backup)] = fix.write_files(proof)
+    assert (path, backup) == (str(copy), str(copy) + ".orig")
+    assert Path(backup).read_text() == before and copy.read_text() != before
+    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_two_culprits_end_with_both_edits_together():
+    _, proof = fixed("two_culprits.py")
+    lines = [line for line in proof.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert lines == ["+a = a + 1  # written-here", "+b = b.mul(2)  # second-written-here"]
+    assert "(all the edits together)" in fix.format_proof(proof)
+
+
+def test_an_edit_that_did_not_help_is_not_shown_as_a_fix():
+    _, proof = fixed("container_write.py")
+    text = fix.format_proof(proof)
+    assert "AttributeError" in proof.culprits[0].said and "The edit tried (not a fix):" in text
+
+
+def test_fix_steps_runs_that_many_backwards_past_the_failing_one():
+    _, proof = fixed("gan_sgd.py", steps=2)
+    assert "2 past it" in proof.culprits[-1].said
+
+
+def test_a_rerun_that_runs_on_is_stopped_at_the_timeout(tmp_path):
+    script = tmp_path / "sleeps_after.py"
+    script.write_text("import time\nimport torch\nx = torch.randn(3, requires_grad=True)\n"
+                      "y = torch.exp(x)\ny += 1\ny.sum().backward()\ntime.sleep(600)\n")
+    start = time.monotonic()
+    report = fix.run_fixed("script", str(script), timeout=3)
+    assert time.monotonic() - start < 60
+    assert report.proof.verdict == fix.PROVED and "stopped at the timeout" in report.proof.culprits[0].said
+
+
+def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fitlab.explain", *map(str, args)], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_cli_fix_prints_the_verdict_and_the_diff_and_the_report_carries_them(tmp_path):
+    copy = tmp_path / "exp_augassign.py"
+    shutil.copy(SCRIPTS / "exp_augassign.py", copy)
+    before = copy.read_bytes()
+    proc = cli("--report", tmp_path / "r.json", "--fix", copy, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "1. augmented_assignment written at exp_augassign.py:8: PROVED" in proc.stderr
+    assert "-y += 1  # written-here\n+y = y + 1  # written-here" in proc.stderr
+    assert copy.read_bytes() == before and not list(tmp_path.glob("*.orig*"))
+    proof = json.loads((tmp_path / "r.json").read_text())["proof"]
+    assert proof["verdict"] == "proved" and "+y = y + 1" in proof["diff"]
+    assert proof["culprits"][0]["kind"] == "augmented_assignment"
+
+
+def test_cli_fix_of_a_module(tmp_path):
+    shutil.copytree(SCRIPTS / "cli" / "pkg", tmp_path / "pkg")
+    proc = cli("--fix", "-m", "pkg.train", "a", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == "argv ['a'] name __main__\n"   # the first run's output only
+    assert "written at train.py:12: PROVED" in proc.stderr
+
+
+def test_fix_options_are_checked():
+    for args in (["--write", "x.py"], ["--fix", "--fix-steps", "-1", "x.py"], ["--fix", "--fix-timeout", "no", "x.py"]):
+        proc = cli(*args, cwd=ROOT)
+        assert proc.returncode == 2 and proc.stderr.startswith("usage:"), args
+
+
+def test_cli_fix_write_says_where_the_backup_is(tmp_path):
+    copy = tmp_path / "tanh_index.py"
+    shutil.copy(SCRIPTS / "tanh_index.py", copy)
+    (tmp_path / "tanh_index.py.orig").write_text("an older backup\n")
+    before = copy.read_text()
+    proc = cli("--fix", "--write", copy, cwd=tmp_path)
+    backup = tmp_path / "tanh_index.py.orig.1"
+    assert proc.returncode == 1 and f"wrote {copy} (your file before: {backup})" in proc.stderr
+    assert backup.read_text() == before and "h = h.clone()" in copy.read_text()
+    assert (tmp_path / "tanh_index.py.orig").read_text() == "an older backup\n"
+
+
+def test_fix_write_writes_nothing_when_the_edit_did_not_help(tmp_path):
+    copy = tmp_path / "container_write.py"
+    shutil.copy(SCRIPTS / "container_write.py", copy)
+    before = copy.read_bytes()
+    proc = cli("--fix", "--write", copy, cwd=tmp_path)
+    assert "nothing written: the edit is no fix" in proc.stderr
+    assert copy.read_bytes() == before and not list(tmp_path.glob("*.orig*"))
