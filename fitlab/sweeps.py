@@ -100,7 +100,7 @@ def sweep(config: Config, progress: Progress | None = None, **axes) -> dict[Conf
     labels = np.stack([start.labels for start in starts])
     lr = np.array([[c.lr] for c in configs], dtype=np.float32)
     train_losses, test_losses = fit(stack, inputs, labels, config, lr, progress)
-    epochs = np.arange(config.epochs + 1)
+    epochs = np.arange(len(train_losses))   # fewer if every config diverged
     return {c: pd.DataFrame({"epoch": epochs, "train_loss": train_losses[:, i],
                              "test_loss": test_losses[:, i]})
             for i, c in enumerate(configs)}

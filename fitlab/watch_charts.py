@@ -207,5 +207,5 @@ def watch_panels(run: Run, log_scale: bool = True) -> dict[str, dict]:
     specs = {}
     for name, draw in pictures.items():
         data = Datasets()
-        specs[name] = _spec(draw(data), data, frames, config.epochs)
+        specs[name] = _spec(draw(data), data, frames, run.last_epoch)
     return specs

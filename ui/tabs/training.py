@@ -27,9 +27,10 @@ def divergence_note(run: Run) -> str | None:
     if epoch is None:
         return None
     drawn = "epoch 0" if epoch == 1 else f"epochs 0 to {epoch - 1}"
-    return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
-            f"became NaN, because each SGD step overshot by more than the last (learning "
-            f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
+    return (f"**Training diverged at epoch {epoch} and stopped there** (of {run.config.epochs}): the loss "
+            f"overflowed to infinity or became NaN, because each SGD step overshot by more than the last "
+            f"(learning rate {run.config.lr:g} is too large for this net); more epochs would only give NaN. "
+            f"A lower **{FIELD_LABELS['lr']}** trains. The chart draws the finite "
             f"losses ({drawn}) and marks epoch {epoch} in red; the tables and the CSV keep "
             "everything, NaN and inf included.")
 

@@ -103,7 +103,7 @@ TOP_ROW = ("loss", "distance", "predictions")
 def player_html(run: Run) -> str:
     """The slider, readout, play, speed and loop for this run's recorded epochs."""
     epochs = [int(e) for e in run.frames.epochs]
-    last = run.config.epochs
+    last = run.last_epoch
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
     steps = {b - a for a, b in zip(epochs, epochs[1:])}
     step = steps.pop() if len(steps) == 1 else 1
