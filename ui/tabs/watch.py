@@ -120,9 +120,9 @@ def watch_note(run: Run) -> str:
     frames = run.frames
     last = int(frames.epochs[-1])
     movement = layer_movement(frames)
-    if not all(math.isfinite(m) for m in movement):
-        return (f"The student at the epoch the slider picks. Its weights diverged (inf or nan by epoch "
-                f"{last}): move the slider back to see them before they did.")
+    if run.diverged_at is not None or not all(math.isfinite(m) for m in movement):
+        return (f"The student at the epoch the slider picks. Its weights diverged (its loss inf or nan at "
+                f"epoch {last}, where training stopped): move the slider back to see them before they did.")
     moved = ", ".join(f"{title} {_percent(share)}" for title, share in zip(layer_titles(frames),
                                                                           movement))
     relative = relative_distances(layer_distances(run))
