@@ -70,7 +70,7 @@ else:
                     ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
                      "Compare runs", "Sweep"], key="view", on_change="rerun")
                 with training:
-                    loss_section(run)
+                    loss_section(run, first_screen=training.open)
                     parameter_tables(run)
                 with watching:
                     if watching.open:  # its six pictures are half a page's drawing: only when asked for

@@ -86,8 +86,10 @@ def frame_params(frames: Frames, epochs: int) -> list[dict]:
 def epoch_axis(last: int) -> alt.X:
     """The epoch axis of a picture over time: fixed from 0 to the last epoch,
     whatever epoch is shown, on EPOCH_SCALE."""
-    return alt.X("epoch:Q", title="epoch (log scale past 1)",
-                 scale=alt.Scale(**EPOCH_SCALE, domain=[0, max(1, last)], nice=False))
+    last = max(1, last)
+    ticks = [t for t in (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000) if t < last * 0.8] + [last]
+    return alt.X("epoch:Q", title="epoch (log scale past 1)", axis=alt.Axis(values=ticks),
+                 scale=alt.Scale(**EPOCH_SCALE, domain=[0, last], nice=False))
 
 
 def fixed_domain(values, log_scale: bool = False) -> list[float] | None:
@@ -224,10 +226,11 @@ def _spec(picture: dict, data: Datasets, frames: Frames, epochs: int) -> dict:
             "datasets": dict(data)}
 
 
-def watch_panels(run: Run, log_scale: bool = True) -> dict[str, dict]:
-    """Every picture of the run at one epoch, by name, each a Vega-Lite spec
-    with its data sets and the same epoch parameter: loss, distance,
-    predictions, diagram (widths up to DIAGRAM_MAX_WIDTH), change, weights."""
+def watch_panels(run: Run, log_scale: bool = True, names: tuple[str, ...] | None = None) -> dict[str, dict]:
+    """Every picture of the run at one epoch (or those of `names`), by name,
+    each a Vega-Lite spec with its data sets and the same epoch parameter:
+    loss, distance, predictions, diagram (widths up to DIAGRAM_MAX_WIDTH),
+    change, weights."""
     frames, config = run.frames, run.config
     kept = run.student_teacher
     n = config.n_train
@@ -243,6 +246,8 @@ def watch_panels(run: Run, log_scale: bool = True) -> dict[str, dict]:
     pictures["weights"] = lambda data: weight_panel(frames, kept.teacher, data)
     specs = {}
     for name, draw in pictures.items():
+        if names is not None and name not in names:
+            continue
         data = Datasets()
         specs[name] = _spec(draw(data), data, frames, run.last_epoch)
     return specs

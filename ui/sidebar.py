@@ -19,6 +19,7 @@ DEFAULTS = Config()
 WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
 _LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
 _REFUSED = "settings_refused"  # this run's refused settings and why, for refusal_section
+_TO_LOAD = "settings_to_load"  # settings a later part of the page chose, for the next run's widgets
 
 
 def lr_after_step(before: float, after: float) -> float:
@@ -66,6 +67,8 @@ def read_config() -> Config | None:
     (fitlab.budget); on a ValueError show it as st.error and return None. Every widget is bound to the URL, so a link
     reproduces the run."""
     remember_url()
+    for field, value in st.session_state.pop(_TO_LOAD, {}).items():
+        st.session_state[field] = value
     sidebar = st.sidebar
     sidebar.header("The fit")
     basics = sidebar.container()
@@ -146,6 +149,13 @@ def refusal_section() -> None:
                                 if getattr(offer, f) != getattr(config, f))
             st.button(f"{FIELD_LABELS[field]} {getattr(config, field)} → {value}", key=f"offer_{field}",
                       on_click=_take_offer, args=(field, value))
+
+
+def load_settings(values: dict) -> None:
+    """Give the sidebar's widgets these values (by Config field) on the next
+    run of the page: a part of the page drawn after the widgets chose them.
+    The caller reruns the page."""
+    st.session_state[_TO_LOAD] = values
 
 
 def _take_offer(field: str, value: int) -> None:

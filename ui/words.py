@@ -42,7 +42,9 @@ FIELD_LABELS = {
 _TEACHER_STUDENT = (
     "A small net with one <b>shared layer</b> makes the labels (the <i>teacher</i>); the same net, "
     "re-initialised in place, learns them back (the <i>student</i>).")
-_WHERE_ON_A_PHONE = "(on a phone, <b>&gt;&gt;</b> at the top left opens it)"
+# Shown on narrow screens only (ui/phone.py): a wide one has the sidebar in sight.
+_WHERE_ON_A_PHONE = '<span class="fitlab-narrow"> (on a phone, <b>&gt;&gt;</b> at the top left opens it)</span>'
+
 
 
 def lesson_query(config: Config | None) -> str:
@@ -63,10 +65,10 @@ def intro_html(config: Config | None) -> str:
     detach = html.escape(FIELD_LABELS["detach"])
     if config is not None and not config.detach:
         return (f"<p>{_TEACHER_STUDENT} Below is the lesson: PyTorch's in-place autograd error, "
-                f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "
+                f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar"
                 f"{_WHERE_ON_A_PHONE} to see the fixed run train.</p>")
     return (f"<p>{_TEACHER_STUDENT} To meet PyTorch's in-place autograd error, and see why, untick "
-            f"<b>{detach}</b> in the sidebar {_WHERE_ON_A_PHONE}, or open "
+            f"<b>{detach}</b> in the sidebar{_WHERE_ON_A_PHONE}, or open "
             f'<a href="?{html.escape(lesson_query(config))}" target="_self">the lesson</a>.</p>')
 
 

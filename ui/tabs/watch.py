@@ -28,9 +28,9 @@ from ui.charts import spec
 PLAYER = """
 <style>
   /* The page's slider moves every picture; their own inputs stay hidden. */
-  .st-key-watch_pictures .vega-bindings { display: none !important; }
+  .st-key-%(scope)s_pictures .vega-bindings { display: none !important; }
   /* The controls stay in reach while the pictures scroll under them. */
-  .st-key-watch [data-testid="stElementContainer"]:has(.fitlab-player) {
+  .st-key-%(scope)s [data-testid="stElementContainer"]:has(.fitlab-player) {
     position: sticky; top: 3.75rem; z-index: 20; background: var(--background-color, #fff);
     padding: .25rem 0; }
   .fitlab-player { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
@@ -52,17 +52,19 @@ PLAYER = """
   const epochs = %(epochs)s;
   const scale = %(scale)r;
   const tick = %(tick)d;
-  const root = document.querySelector('.fitlab-player');
+  const root = document.querySelector('.st-key-%(scope)s .fitlab-player');
   const range = root.querySelector('[data-role="epoch"]');
   const button = root.querySelector('[data-act="play"]');
   const readout = root.querySelector('[data-role="readout"]');
   const speed = root.querySelector('[data-role="speed"]');
   const loop = root.querySelector('[data-role="loop"]');
-  const pictures = () => document.querySelectorAll('.st-key-watch_pictures .vega-bindings input[type="range"]');
+  const pictures = () => document.querySelectorAll('.st-key-%(scope)s_pictures .vega-bindings input[type="range"]');
   // The recorded frame each picture shows for an epoch: the charts' own rule.
   const shown = (epoch) => epochs[Math.min(Math.max(Math.round(epoch * scale), 0), epochs.length - 1)];
-  if (window.fitlabPlayer) clearInterval(window.fitlabPlayer);
-  window.fitlabPlayer = null;
+  // One timer per player (the first screen's and the tab's), kept across redraws.
+  const timers = window.fitlabPlayers = window.fitlabPlayers || {};
+  clearInterval(timers['%(scope)s']);
+  timers['%(scope)s'] = null;
   const show = (epoch) => {
     range.value = epoch;
     for (const input of pictures()) {
@@ -72,16 +74,16 @@ PLAYER = """
     readout.textContent = 'epoch ' + shown(epoch) + ' of ' + %(last)d;
   };
   const stop = (label) => {
-    clearInterval(window.fitlabPlayer);
-    window.fitlabPlayer = null;
+    clearInterval(timers['%(scope)s']);
+    timers['%(scope)s'] = null;
     button.textContent = label || '▶ Play';
   };
   const next = () => epochs.find((e) => e > Number(range.value));
   const start = () => {
     if (next() === undefined) show(epochs[0]);   // at the end: from the start
     button.textContent = 'Pause';
-    clearInterval(window.fitlabPlayer);
-    window.fitlabPlayer = setInterval(() => {
+    clearInterval(timers['%(scope)s']);
+    timers['%(scope)s'] = setInterval(() => {
       const epoch = next();
       if (epoch !== undefined) { show(epoch); return; }
       if (loop.checked) { show(epochs[0]); return; }
@@ -89,26 +91,32 @@ PLAYER = """
       readout.textContent = 'epoch ' + %(last)d + ' of ' + %(last)d + ': the end';
     }, tick / Number(speed.value));
   };
-  button.addEventListener('click', () => (window.fitlabPlayer ? stop() : start()));
-  speed.addEventListener('change', () => { if (window.fitlabPlayer) start(); });
-  range.addEventListener('input', () => { if (window.fitlabPlayer) stop(); show(Number(range.value)); });
+  button.addEventListener('click', () => (timers['%(scope)s'] ? stop() : start()));
+  speed.addEventListener('change', () => { if (timers['%(scope)s']) start(); });
+  range.addEventListener('input', () => { if (timers['%(scope)s']) stop(); show(Number(range.value)); });
 })();
 </script>
 """
 PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
+# The first screen's pictures (the Training tab's glance), and their height:
+# with the title, the intro and the tab bar they end above the fold of a
+# 1280×720 projector.
+GLANCE = ("loss", "predictions")
+GLANCE_HEIGHT = 125
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")
 
 
-def player_html(run: Run) -> str:
-    """The slider, readout, play, speed and loop for this run's recorded epochs."""
+def player_html(run: Run, scope: str = "watch") -> str:
+    """The slider, readout, play, speed and loop for this run's recorded
+    epochs, moving the pictures in the container `scope`_pictures."""
     epochs = [int(e) for e in run.frames.epochs]
     last = run.last_epoch
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
     steps = {b - a for a, b in zip(epochs, epochs[1:])}
     step = steps.pop() if len(steps) == 1 else 1
     return PLAYER % {"epochs": json.dumps(epochs), "scale": frame_scale(run.frames, last), "tick": tick,
-                     "last": last, "step": step}
+                     "last": last, "step": step, "scope": scope}
 
 
 def _percent(share: float) -> str:
@@ -173,3 +181,18 @@ def watch_section(run: Run) -> None:
                 with column, st.container(key=f"watch_{name}"):
                     st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
         st.caption(recording_note(run))
+
+
+def watch_glance(run: Run) -> None:
+    """The first screen's moving picture: the Watch it learn tab's player
+    over two of its pictures, the loss curves growing to the shown epoch and
+    the test rows' predictions on fixed axes, side by side (stacked on a
+    phone)."""
+    log_scale = st.session_state.get("log_scale", True)
+    panels = spec(watch_panels, (run.config, log_scale, GLANCE), run, log_scale, GLANCE)
+    with st.container(key="glance"):
+        st.html(player_html(run, "glance"), unsafe_allow_javascript=True)
+        with st.container(key="glance_pictures"):
+            for column, name in zip(st.columns(len(GLANCE)), GLANCE):
+                with column, st.container(key=f"glance_{name}"):
+                    st.vega_lite_chart({**panels[name], "height": GLANCE_HEIGHT}, width="stretch")
