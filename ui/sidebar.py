@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 
 import streamlit as st
 
 from fitlab import BOUNDS, Config
-from fitlab.affordable import CHEAPER_UPWARDS, nearest_affordable
-from fitlab.budget import OverBudget, check
+from fitlab.affordable import CHEAPER_UPWARDS, tried_offers
+from fitlab.budget import BUDGET_SECONDS, OverBudget, check
 from fitlab.config import ENGINES
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, WIDGET_LABELS, over_budget_message
@@ -139,10 +141,13 @@ def refusal_section() -> None:
         st.text(str(why))  # it quotes the values: text, never markdown
         return
     st.error(over_budget_message(why))
-    offers = nearest_affordable(config, choices={"width": WIDTHS})[:3]
+    offers = _tried_offers(config)
     if not offers:
+        st.caption("None of the nearest settings trains within the budget here: lower "
+                   f"{FIELD_LABELS['epochs']} or {FIELD_LABELS['width']} further.")
         return
-    st.markdown("**The nearest settings that fit**, one setting changed:")
+    st.markdown("**The nearest settings that fit**, one setting changed, each tried here: it trains "
+                "within the budget.")
     with st.container(key="budget_offers", horizontal=True):
         for offer in offers:
             field, value = next((f, getattr(offer, f)) for f in CHEAPER_UPWARDS
@@ -156,6 +161,29 @@ def load_settings(values: dict) -> None:
     run of the page: a part of the page drawn after the widgets chose them.
     The caller reruns the page."""
     st.session_state[_TO_LOAD] = values
+
+
+_TRIED: OrderedDict[Config, list[Config]] = OrderedDict()   # server-wide: a refused config's offers
+_TRIED_LOCK = threading.Lock()
+
+
+def _tried_offers(config: Config) -> list[Config]:
+    """fitlab.affordable.tried_offers for `config`, tried once per server (a
+    heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
+    from ui.state import heavy, run_cache  # they import torch: after the page's frame
+
+    with _TRIED_LOCK:
+        if config in _TRIED:
+            return _TRIED[config]
+    cache = run_cache()
+    with st.spinner("Trying the nearest settings, to offer only those that train within the budget…"):
+        offers = heavy("trying the nearest settings", tried_offers, config, choices={"width": WIDTHS},
+                       keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
+    with _TRIED_LOCK:
+        _TRIED[config] = offers
+        while len(_TRIED) > 64:
+            _TRIED.popitem(last=False)
+    return offers
 
 
 def _take_offer(field: str, value: int) -> None:
