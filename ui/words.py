@@ -104,3 +104,9 @@ def loss_change(facts: Outcome) -> str:
     if facts.loss_rose:
         return f"rose {fold(facts.loss_ratio)} (from {start} to {end})"
     return f"did not change ({start})"
+
+
+def starting(config: Config) -> str:
+    """What the page says at once while a run starts (a fresh server's first
+    page waits a few seconds for torch before it can)."""
+    return "Running the blog's script…" if not config.detach else "Training the student…"
