@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fitlab.baseline import constant_baseline
-from fitlab.budget import BUDGET_SECONDS, estimated_seconds, sweep_seconds
 from fitlab.config import BOUNDS, Config
+from fitlab.serving.budget import BUDGET_SECONDS, estimated_seconds, sweep_seconds
 
 LEARNING_RATES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 EPOCH_FACTORS = (1, 2, 5, 10)       # the config's epochs times these, within bounds

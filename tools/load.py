@@ -12,7 +12,7 @@ times are the server's alone.
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
 file watcher), opens `--heavy` sessions on distinct costly-but-allowed
 links, then a visitor of the cached default page, a health check and a
-small new run, and prints the figures docs/robustness.md quotes. The suite's
+small new run, and prints the figures docs/measurements/robustness.md records. The suite's
 load test (tests/e2e/test_load.py) runs the same with its goals as asserts.
 """
 

@@ -9,9 +9,9 @@ from collections import OrderedDict
 import streamlit as st
 
 from fitlab import BOUNDS, Config
-from fitlab.affordable import CHEAPER_UPWARDS, tried_offers
-from fitlab.budget import BUDGET_SECONDS, OverBudget, check
 from fitlab.config import ENGINES
+from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, WIDGET_LABELS, over_budget_message
 
@@ -66,8 +66,8 @@ def _lr_stepped() -> None:
 
 def read_config() -> Config | None:
     """Draw the sidebar and build a Config from it, within the work budget
-    (fitlab.budget); on a ValueError show it as st.error and return None. Every widget is bound to the URL, so a link
-    reproduces the run."""
+    (fitlab.serving.budget); on a ValueError show it as st.error and return
+    None. Every widget is bound to the URL, so a link reproduces the run."""
     remember_url()
     for field, value in st.session_state.pop(_TO_LOAD, {}).items():
         st.session_state[field] = value
@@ -168,7 +168,7 @@ _TRIED_LOCK = threading.Lock()
 
 
 def _tried_offers(config: Config) -> list[Config]:
-    """fitlab.affordable.tried_offers for `config`, tried once per server (a
+    """fitlab.serving.affordable.tried_offers for `config`, tried once per server (a
     heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
     from ui.state import heavy, run_cache  # they import torch: after the page's frame
 

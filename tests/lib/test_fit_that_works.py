@@ -6,8 +6,8 @@ from dataclasses import replace
 import pytest
 
 from fitlab import Config, train
-from fitlab.budget import BUDGET_SECONDS, estimated_seconds
 from fitlab.fit_that_works import SEARCH_SECONDS, fit_that_works, search_seconds
+from fitlab.serving.budget import BUDGET_SECONDS, estimated_seconds
 
 
 def test_r2(run) -> float:

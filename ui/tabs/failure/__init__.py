@@ -5,7 +5,7 @@ like a debugger would; the fix gallery (fix_gallery) in a tab of its own,
 trained when it is opened. Every number shown comes from a real replay.
 
 The gallery trains its variants for real, most of them to the end, which
-was most of the lesson's time (docs/browser.md): the script and the views do
+was most of the lesson's time (docs/measurements/browser.md): the script and the views do
 not wait for it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 
 from fitlab import Config
 from fitlab.failure.explained import ExplainedBlog
-from fitlab.isolation import WorkerDied
+from fitlab.serving.isolation import WorkerDied
 from ui.tabs.failure.gallery import gallery_section, script_gallery_note
 from ui.tabs.failure.lesson import cached_autopsy, error_panel
 from ui.tabs.failure.script import blog_script_section, cached_explained
