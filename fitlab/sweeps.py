@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from fitlab.config import Config
+from fitlab.config import SETTINGS, Config
 from fitlab.run import Progress
 
 AXES = ("lr", "seed", "width")
@@ -52,7 +52,7 @@ def grid(config: Config, **axes) -> list[Config]:
 def parse_axis(name: str, text: str) -> list:
     """The values of axis `name` typed as a comma-separated list, as numbers
     of the field's type (lr a float, seed and width whole numbers)."""
-    kind = float if name == "lr" else int
+    kind = float if SETTINGS[name].kind == "float" else int
     try:
         values = [kind(part) for part in text.replace(" ", "").split(",") if part]
     except ValueError:

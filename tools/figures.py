@@ -105,14 +105,62 @@ def recording_figures() -> dict[str, str]:
             "fewest_matched_points": " or ".join(str(n) for n in sorted(fewest))}
 
 
+def _number(value) -> str:
+    """A bound as the README writes it: 20,000, 1e-6, 10."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}".replace("e-0", "e-")
+
+
+def _allowed(declared, settings) -> str:
+    """The values a setting takes, in words: its range (a bound set by
+    another setting named), its choices, or on / off; its stops."""
+    from ui.words import stops_in_words
+
+    if declared.kind == "bool":
+        return "on / off"
+    if declared.kind == "choice":
+        return " / ".join(declared.choices)
+    low, high = declared.bounds
+    allowed = f"{_number(low)} to {_number(high)}"
+    if declared.at_most is not None:
+        other, offset = declared.at_most
+        allowed = f"{_number(low)} to {other}" + (f" − {-offset}" if offset < 0 else f" + {offset}" if offset else "")
+        if high < settings[other].bounds[1] + offset:  # its own bound is the lower one for some values of `other`
+            allowed += f", at most {_number(high)}"
+    return allowed + (f" (stops: {stops_in_words(declared.stops)})" if declared.stops else "")
+
+
+def _default(declared) -> str:
+    if declared.kind == "bool":
+        return "on" if declared.default else "off"
+    return declared.default if declared.kind == "choice" else _number(declared.default)
+
+
+def controls_figures() -> dict[str, str]:
+    """README's table of the settings: one row per declared setting
+    (fitlab.config.SETTINGS), in the sidebar's order and words (ui.words),
+    the library's own settings last."""
+    from fitlab.config import SETTINGS
+    from ui.words import FIELD_LABELS, SETTING_WORDS
+
+    rows = ["| control | Config field | default | allowed |", "| --- | --- | --- | --- |"]
+    for field, words in SETTING_WORDS.items():
+        declared = SETTINGS[field]
+        control = FIELD_LABELS[field] if words.group is not None else "(library only)"
+        rows.append(f"| {control} | `{field}` | {_default(declared)} | {_allowed(declared, SETTINGS)} |")
+    return {"controls_table": "\n".join(rows)}
+
+
 def figures() -> dict[str, str]:
     """Every figure, by name."""
-    return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures()}
+    return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures(),
+            **controls_figures()}
 
 
 # (document, sentence with {figure} fields): each must appear in its
 # document once the figures are filled in (line breaks read as spaces).
+# README's table of controls is one such figure, made from the declarations.
 QUOTES = [
+    ("README.md", "{controls_table}"),
     ("README.md", "is {test_times_constant}× that of predicting the training labels' mean (R² {test_r2})"),
     ("README.md", "adds up the {test_batches} per-batch mean losses instead of averaging them: "
                   "{blog_figure_times_true} times the true test MSE"),
@@ -136,9 +184,10 @@ def _read(document: str) -> str:
 
 
 def disagreements(values: dict[str, str]) -> list[str]:
-    """Each quoted sentence missing from its document, filled in."""
-    return [f"{document}: {template.format(**values)!r}"
-            for document, template in QUOTES if template.format(**values) not in _read(document)]
+    """Each quoted sentence missing from its document, filled in (a line
+    break in a figure, as in a table's, reads as a space too)."""
+    return [f"{document}: {template.format(**values)!r}" for document, template in QUOTES
+            if re.sub(r"\s+", " ", template.format(**values)) not in _read(document)]
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from fitlab.config import BOUNDS, Config
+from fitlab.config import SETTINGS, Config
 from fitlab.run import Run
 from fitlab.serving.budget import BUDGET_SECONDS, estimated_seconds
 
@@ -38,9 +38,7 @@ def nearest_affordable(config: Config, budget: float = BUDGET_SECONDS,
     found = []
     for field, upwards in CHEAPER_UPWARDS.items():
         now = getattr(config, field)
-        low, high = BOUNDS[field]
-        if field == "batch_size":
-            high = config.n_train
+        low, high = SETTINGS[field].bounds_given(config.as_dict())
         values = sorted(v for v in (choices or {}).get(field, range(int(low), int(high) + 1)) if low <= v <= high)
         side = [v for v in values if v > now] if upwards else [v for v in reversed(values) if v < now]
         # side runs from nearest to farthest; the cost falls along it.

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
+from fitlab.config import SETTINGS
 from fitlab.serving.affordable import nearest_affordable
 from fitlab.serving.runlog import parameters_csv
 
@@ -21,7 +22,7 @@ from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 pytestmark = pytest.mark.browser
 
 OVER_BUDGET = "/?width=256&epochs=2000&batch_size=1"
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+WIDTHS = SETTINGS["width"].stops
 
 
 def test_an_over_budget_link_keeps_the_page_and_offers_the_nearest_settings_that_fit(page, server):

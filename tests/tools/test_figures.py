@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from fitlab import Config
+from fitlab.config import SETTINGS
 from fitlab.failure.fixes import VARIANTS, run_variant
 from tools import figures as figures_tool
+from ui.words import SETTING_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +34,28 @@ def test_a_document_quoting_another_number_is_named(values):
     assert figures_tool.disagreements(wrong) == [
         "docs/student.md: 'the layers come {closer_first}, {closer_shared} and {closer_last} closer "
         "({closer_all} in all) while the train loss falls 1,125-fold'".format(**values)]
+
+
+def test_readmes_table_of_controls_has_one_row_per_declared_setting_in_the_sidebars_words():
+    table = figures_tool.controls_figures()["controls_table"]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert [row[1] for row in rows] == [f"`{field}`" for field in SETTING_WORDS]
+    assert sorted(row[1].strip("`") for row in rows) == sorted(SETTINGS)
+    by_field = {row[1].strip("`"): row for row in rows}
+    assert by_field["width"][:4] == ["Hidden width", "`width`", "5",
+                                     "1 to 256 (stops: 1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)"]
+    assert by_field["n_train"][2:4] == ["50", "1 to n_samples − 1"]
+    assert by_field["batch_size"][3] == "1 to n_train, at most 10,000"
+    assert by_field["engine"][:4] == ["Advanced › Engine", "`engine`", "fast", "fast / autograd"]
+    assert by_field["in_features"][0] == "(library only)"
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_readme_without_a_declared_settings_row_is_named(values):
+    wider = values["controls_table"] + "\n| (library only) | `weight_decay` | 0 | 0 to 1 |  |"
+    wrong = [line for line in figures_tool.disagreements({**values, "controls_table": wider})
+             if "weight_decay" in line]
+    assert len(wrong) == 1 and wrong[0].startswith("README.md: ")
 
 
 def test_the_distances_are_quoted_to_the_hundredth_not_rounded_to_1_6_6_and_13(values):

@@ -9,12 +9,12 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
+from fitlab.config import SETTINGS
 from fitlab.figures.charts import sweep_heatmap
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, final_losses, grid, parse_axis
-from ui.sidebar import WIDTHS
 from ui.state import TabKeys, heavy
-from ui.words import FIELD_LABELS, over_budget_message
+from ui.words import FIELD_LABELS, over_budget_message, stops_in_words
 
 KEYS = TabKeys("sweep")
 HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
@@ -66,10 +66,12 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
     table in the session. A refused sweep leaves no old heatmap behind."""
     try:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
-        off_slider = [w for w in axes.get("width", []) if w not in WIDTHS]
-        if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
-            raise ValueError(f"width {off_slider[0]} is not one of the {FIELD_LABELS['width']} slider's stops "
-                             "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
+        for axis, values in axes.items():  # a cell is loaded into the sidebar, whose sliders have their stops only
+            stops = SETTINGS[axis].stops
+            off_slider = [v for v in values if stops and v not in stops]
+            if off_slider:
+                raise ValueError(f"{axis} {off_slider[0]} is not one of the {FIELD_LABELS[axis]} slider's stops "
+                                 f"({stops_in_words(stops)})")
         cells = grid(config, **axes)
         check_sweep(cells)
         bar = st.progress(0, text="Sweeping")

@@ -6,10 +6,11 @@ from dataclasses import fields, replace
 import pytest
 
 from fitlab import Config, train
+from fitlab.config import SETTINGS
 from fitlab.serving.affordable import nearest_affordable, tried_offers
 from fitlab.serving.budget import OverBudget, check
 
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+WIDTHS = SETTINGS["width"].stops
 
 
 @pytest.mark.parametrize("config", [Config(width=256, epochs=2000, batch_size=1),
