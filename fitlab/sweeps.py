@@ -166,9 +166,18 @@ def train_together(configs: list[Config], progress: Callable[[int, int], None] |
     labels = np.stack([start.labels for start in starts])
     lr = np.array([[c.lr] for c in configs], dtype=np.float32)
     train_losses, test_losses = fit(stack, inputs, labels, config, lr, progress)
-    epochs = np.arange(config.epochs + 1)
-    return [pd.DataFrame({"epoch": epochs, "train_loss": train_losses[:, i], "test_loss": test_losses[:, i]})
+    # Each config's history ends at the epoch it diverged, as its own run's
+    # does (fitlab.run.diverged); the stack itself stops once all have, so
+    # the cells do not depend on which others share their chunk.
+    return [_until_diverged(pd.DataFrame({"epoch": np.arange(len(train_losses)), "train_loss": train_losses[:, i],
+                                          "test_loss": test_losses[:, i]}))
             for i in range(len(configs))]
+
+
+def _until_diverged(history: pd.DataFrame) -> pd.DataFrame:
+    """`history` up to and including its first epoch with a loss that is not finite."""
+    finite = np.isfinite(history.train_loss.to_numpy()) & np.isfinite(history.test_loss.to_numpy())
+    return history if finite.all() else history.iloc[: int(np.argmin(finite)) + 1]
 
 
 def _padded_layers(layers, width: int) -> list[tuple[np.ndarray, np.ndarray]]:

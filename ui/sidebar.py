@@ -14,14 +14,16 @@ rate's box, whose + and − step through 1, 2, 5 × 10^k.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 import streamlit as st
 
 from fitlab import Config
 from fitlab.config import SETTINGS, Setting
-from fitlab.serving.affordable import CHEAPER_UPWARDS, nearest_affordable
-from fitlab.serving.budget import OverBudget, check
+from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
@@ -34,6 +36,7 @@ STOPS = {name: declared.stops for name, declared in SETTINGS.items() if declared
 DRAWN_FIRST = (ADVANCED, MAIN)
 _LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
 _REFUSED = "settings_refused"  # this run's refused settings and why, for refusal_section
+_TO_LOAD = "settings_to_load"  # settings a later part of the page chose, for the next run's widgets
 
 
 def lr_after_step(before: float, after: float) -> float:
@@ -128,6 +131,8 @@ def read_config() -> Config | None:
     (fitlab.serving.budget); on a ValueError show it as st.error and return
     None. Every widget is bound to the URL, so a link reproduces the run."""
     remember_url()
+    for field, value in st.session_state.pop(_TO_LOAD, {}).items():
+        st.session_state[field] = value
     sidebar = st.sidebar
     sidebar.header("The fit")
     places = {MAIN: sidebar.container(), ADVANCED: sidebar.expander(ADVANCED)}
@@ -162,16 +167,49 @@ def refusal_section() -> None:
         st.text(str(why))  # it quotes the values: text, never markdown
         return
     st.error(over_budget_message(why))
-    offers = nearest_affordable(config, choices=STOPS)[:3]
+    offers = _tried_offers(config)
     if not offers:
+        st.caption("None of the nearest settings trains within the budget here: lower "
+                   f"{FIELD_LABELS['epochs']} or {FIELD_LABELS['width']} further.")
         return
-    st.markdown("**The nearest settings that fit**, one setting changed:")
+    st.markdown("**The nearest settings that fit**, one setting changed, each tried here: it trains "
+                "within the budget.")
     with st.container(key="budget_offers", horizontal=True):
         for offer in offers:
             field, value = next((f, getattr(offer, f)) for f in CHEAPER_UPWARDS
                                 if getattr(offer, f) != getattr(config, f))
             st.button(f"{FIELD_LABELS[field]} {getattr(config, field)} → {value}", key=f"offer_{field}",
                       on_click=_take_offer, args=(field, value))
+
+
+def load_settings(values: dict) -> None:
+    """Give the sidebar's widgets these values (by Config field) on the next
+    run of the page: a part of the page drawn after the widgets chose them.
+    The caller reruns the page."""
+    st.session_state[_TO_LOAD] = values
+
+
+_TRIED: OrderedDict[Config, list[Config]] = OrderedDict()   # server-wide: a refused config's offers
+_TRIED_LOCK = threading.Lock()
+
+
+def _tried_offers(config: Config) -> list[Config]:
+    """fitlab.serving.affordable.tried_offers for `config`, tried once per server (a
+    heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
+    from ui.state import heavy, run_cache  # they import torch: after the page's frame
+
+    with _TRIED_LOCK:
+        if config in _TRIED:
+            return _TRIED[config]
+    cache = run_cache()
+    with st.spinner("Trying the nearest settings, to offer only those that train within the budget…"):
+        offers = heavy("trying the nearest settings", tried_offers, config, choices=STOPS,
+                       keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
+    with _TRIED_LOCK:
+        _TRIED[config] = offers
+        while len(_TRIED) > 64:
+            _TRIED.popitem(last=False)
+    return offers
 
 
 def _take_offer(field: str, value: int) -> None:

@@ -95,7 +95,8 @@ def _teacher_student(config: Config | None) -> str:
            else f"A small net with one <b>shared layer</b>, used {'once' if repeats == 1 else f'{repeats} times'},")
     return (f"{net} makes the labels (the <i>teacher</i>); the same net, re-initialised in place, "
             "learns them back (the <i>student</i>).")
-_WHERE_ON_A_PHONE = "(on a phone, <b>&gt;&gt;</b> at the top left opens it)"
+# Shown on narrow screens only (ui/phone.py): a wide one has the sidebar in sight.
+_WHERE_ON_A_PHONE = '<span class="fitlab-narrow"> (on a phone, <b>&gt;&gt;</b> at the top left opens it)</span>'
 
 
 def lesson_query(config: Config | None) -> str:
@@ -121,10 +122,10 @@ def intro_html(config: Config | None, detach_ticked: bool = True) -> str:
                 "below, why.</p>")
     if config is not None and not config.detach:
         return (f"<p>{_teacher_student(config)} Below is the lesson: PyTorch's in-place autograd error, "
-                f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar "
+                f"made by these settings, and why. Tick <b>{detach}</b> in the sidebar"
                 f"{_WHERE_ON_A_PHONE} to see the fixed run train.</p>")
     return (f"<p>{_teacher_student(config)} To meet PyTorch's in-place autograd error, and see why, untick "
-            f"<b>{detach}</b> in the sidebar {_WHERE_ON_A_PHONE}, or open "
+            f"<b>{detach}</b> in the sidebar{_WHERE_ON_A_PHONE}, or open "
             f'<a href="?{html.escape(lesson_query(config))}" target="_self">the lesson</a>.</p>')
 
 
@@ -170,3 +171,9 @@ def loss_change(facts: Outcome) -> str:
     if facts.loss_rose:
         return f"rose {fold(facts.loss_ratio, False)} (from {start} to {end})"
     return f"did not change ({start})"
+
+
+def starting(config: Config) -> str:
+    """What the page says at once while a run starts (a fresh server's first
+    page waits a few seconds for torch before it can)."""
+    return "Running the blog's script…" if not config.detach else "Training the student…"

@@ -35,19 +35,25 @@ from ui.charts import spec
 # numbers from the run go in, nothing a user typed.
 PLAYER = (Path(__file__).resolve().parents[1] / "assets" / "watch_player.html").read_text(encoding="utf-8")
 PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
+# The first screen's pictures (the Training tab's glance), and their height:
+# with the title, the intro and the tab bar they end above the fold of a
+# 1280×720 projector.
+GLANCE = ("loss", "predictions")
+GLANCE_HEIGHT = 125
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")
 
 
-def player_html(run: Run) -> str:
-    """The slider, readout, play, speed and loop for this run's recorded epochs."""
+def player_html(run: Run, scope: str = "watch") -> str:
+    """The slider, readout, play, speed and loop for this run's recorded
+    epochs, moving the pictures in the container `scope`_pictures."""
     epochs = [int(e) for e in run.frames.epochs]
-    last = run.config.epochs
+    last = run.last_epoch
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
     steps = {b - a for a, b in zip(epochs, epochs[1:])}
     step = steps.pop() if len(steps) == 1 else 1
     return PLAYER % {"epochs": json.dumps(epochs), "scale": frame_scale(run.frames, last), "tick": tick,
-                     "last": last, "step": step}
+                     "last": last, "step": step, "scope": scope}
 
 
 def _percent(share: float) -> str:
@@ -59,9 +65,9 @@ def watch_note(run: Run) -> str:
     frames = run.frames
     last = int(frames.epochs[-1])
     movement = layer_movement(frames)
-    if not all(math.isfinite(m) for m in movement):
-        return (f"The student at the epoch the slider picks. Its weights diverged (inf or nan by epoch "
-                f"{last}): move the slider back to see them before they did.")
+    if run.diverged_at is not None or not all(math.isfinite(m) for m in movement):
+        return (f"The student at the epoch the slider picks. Its weights diverged (its loss inf or nan at "
+                f"epoch {last}, where training stopped): move the slider back to see them before they did.")
     moved = ", ".join(f"{title} {_percent(share)}" for title, share in zip(layer_titles(frames),
                                                                           movement))
     relative = relative_distances(layer_distances(run))
@@ -123,3 +129,18 @@ def watch_section(run: Run) -> None:
                 with column, st.container(key=f"watch_{name}"):
                     st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
         st.caption(recording_note(run))
+
+
+def watch_glance(run: Run) -> None:
+    """The first screen's moving picture: the Watch it learn tab's player
+    over two of its pictures, the loss curves growing to the shown epoch and
+    the test rows' predictions on fixed axes, side by side (stacked on a
+    phone)."""
+    log_scale = st.session_state.get("log_scale", True)
+    panels = spec(watch_panels, (run.config, log_scale, GLANCE), run, log_scale, GLANCE)
+    with st.container(key="glance"):
+        st.html(player_html(run, "glance"), unsafe_allow_javascript=True)
+        with st.container(key="glance_pictures"):
+            for column, name in zip(st.columns(len(GLANCE)), GLANCE):
+                with column, st.container(key=f"glance_{name}"):
+                    st.vega_lite_chart({**panels[name], "height": GLANCE_HEIGHT}, width="stretch")
