@@ -93,7 +93,7 @@ def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypa
         return train(config)
 
     monkeypatch.setattr(state.fitlab, "train", slow_train)
-    monkeypatch.setattr(state, "st", type("NoPage", (), {"empty": staticmethod(lambda: Silent())})())
+    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent())})())
     config, runs = Config(epochs=3, seed=41), []
 
     def page():
@@ -113,10 +113,14 @@ def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypa
 
 
 class Silent:
-    """An st.empty() stand-in: the progress bar's calls, outside a page."""
+    """A stand-in for the progress bar's container and its element: their
+    calls, outside a page."""
 
     def progress(self, *args, **kwargs):
         pass
 
-    def empty(self):
+    def html(self, *args, **kwargs):
         pass
+
+    def empty(self):
+        return self
