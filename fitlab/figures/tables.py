@@ -39,12 +39,21 @@ def history_csv(run: Run) -> str:
     return table.to_csv(index=False, na_rep="nan")
 
 
+def download_name(what: str, config: Config | None = None, *parts: str, leave_out: tuple[str, ...] = ()) -> str:
+    """Every download's file name, in one place: fitlab-<what>, then the
+    settings that differ from the defaults (but `leave_out`, e.g. a sweep's
+    own axes), then `parts`: fitlab-history-width8-lr0.02.csv,
+    fitlab-sweep-epochs500-lr-by-width.csv, fitlab-history.csv at the defaults."""
+    changed = [] if config is None else [f"{name}{value}" for name, value in config.changes().items()
+                                         if name not in leave_out]
+    return "-".join(["fitlab-" + what, *changed, *parts]) + ".csv"
+
+
 def history_file_name(config: Config) -> str:
     """The history CSV's file name, carrying the settings that differ from
     the defaults: fitlab-history-width8-lr0.02.csv (fitlab-history.csv at
     the defaults)."""
-    changed = [f"{name}{value}" for name, value in config.changes().items()]
-    return "-".join(["fitlab-history", *changed]) + ".csv"
+    return download_name("history", config)
 
 
 # The version ledger's moments, in words.

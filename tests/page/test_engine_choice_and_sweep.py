@@ -131,3 +131,26 @@ def test_the_sweeps_result_and_picked_cell_survive_leaving_its_tab(app):
     open_tab(app, "Sweep")
     assert app.selectbox(key="sweep_cell").value == picked
     assert len(heatmaps(app)) == 1  # drawn again from the kept result, without sweeping again
+
+
+
+def test_every_download_is_named_by_the_runs_settings(app, monkeypatch):
+    """The history's and the sweep's files carry the settings that made them,
+    through the one naming function (not always fitlab-history.csv)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    names = []
+    load = MemoryMediaFileStorage.load_and_get_id
+
+    def recording(self, data, mimetype, kind, filename=None):
+        names.append(filename)
+        return load(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", recording)
+    app.slider(key="epochs").set_value(40).run()
+    assert "fitlab-history-epochs40.csv" in names
+    open_tab(app, "Sweep")
+    app.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    app.text_input(key="sweep_seed").set_value("0, 3")
+    app.button(key="sweep_run").click().run()
+    assert not app.exception
+    assert "fitlab-sweep-epochs40-lr-by-seed.csv" in names

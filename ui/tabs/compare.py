@@ -8,6 +8,7 @@ import fitlab
 from fitlab.blog import task_differences
 from fitlab.config import Config
 from fitlab.figures.charts import overlay_chart
+from fitlab.figures.tables import download_name
 from fitlab.run import Run
 from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
@@ -103,12 +104,19 @@ def compare_section(shown: bool = True) -> None:
                "mean, below 0 worse); click a column's name to sort by it.")
     left, right = st.columns(2)
     left.download_button("Download the picked runs' losses (CSV)", data=runs_csv(picked),
-                         file_name="fitlab-runs.csv", mime="text/csv", key="download_runs",
+                         file_name=_file_name("runs", picked), mime="text/csv", key="download_runs",
                          on_click="ignore")
     right.download_button(
-        "Download their parameters (CSV)", file_name="fitlab-parameters.csv", mime="text/csv",
+        "Download their parameters (CSV)", file_name=_file_name("parameters", picked), mime="text/csv",
         key="download_parameters", on_click="ignore",
         data=picked_parameters_csv(tuple((r.label, r.config) for r in picked)))
+
+
+
+def _file_name(what: str, picked: list) -> str:
+    """A comparison's file name: how many runs, and the settings they differ in."""
+    differ = [f for f in picked[0].config.as_dict() if len({r.config.as_dict()[f] for r in picked}) > 1]
+    return download_name(what, None, f"{len(picked)}runs", *(["by", *differ] if differ else []))
 
 
 SCORE_COLUMNS = ("final train MSE", "final test MSE", "train R²", "test R²")

@@ -11,6 +11,7 @@ import fitlab
 from fitlab import Config
 from fitlab.config import SETTINGS
 from fitlab.figures.charts import sweep_heatmap
+from fitlab.figures.tables import download_name
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
 from ui.state import TabKeys, heavy
@@ -123,8 +124,8 @@ def _show(base: Config, x: str, y: str, table) -> None:
                           format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
     st.download_button("Download the sweep (CSV)", data=table.to_csv(index=False, na_rep="nan"),
-                       file_name=f"fitlab-sweep-{x}-{y}.csv", mime="text/csv", key="download_sweep",
-                       on_click="ignore")
+                       file_name=download_name("sweep", base, x, "by", y, leave_out=(x, y)), mime="text/csv",
+                       key="download_sweep", on_click="ignore")
 
 
 def _load_clicked(base: Config, cells: list[dict]) -> None:
