@@ -231,6 +231,10 @@ def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
     return alt.layer(line, points).properties(height=300)
 
 
+# Train solid, test dashed: what the captions say.
+SPLIT_DASHES = {"train": [1, 0], "test": [6, 4]}
+
+
 def slice_chart(slices: pd.DataFrame) -> alt.Chart:
     """Loss along the straight lines to the teacher, t = 0 at the student:
     train solid, test dashed (a legend says which), on a log axis: the line
@@ -250,10 +254,18 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("t:Q", title="t (0 = the student, 1 = the teacher)"),
             y=alt.Y("loss:Q", title="mean squared error (log)", scale=alt.Scale(type="log")),
+            # Legends drawn as short lines: a path's in its own colour, a
+            # split's in grey with its own dash (the theme's default is a
+            # black dot, which matches no line).
             color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
-                            scale=alt.Scale(scheme="category10")),
-            strokeDash=alt.StrokeDash("split:N", title=None, sort=["train", "test"],
-                                      legend=alt.Legend(orient="bottom", direction="horizontal")),
+                            scale=alt.Scale(scheme="category10"),
+                            legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3,
+                                              labelLimit=400)),
+            strokeDash=alt.StrokeDash("split:N", title=None,
+                                      scale=alt.Scale(domain=list(SPLIT_DASHES), range=list(SPLIT_DASHES.values())),
+                                      legend=alt.Legend(orient="bottom", direction="horizontal", symbolType="stroke",
+                                                        symbolStrokeColor="gray", symbolStrokeWidth=2,
+                                                        symbolSize=300)),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
                      alt.Tooltip("loss:Q", format=".4g")],
         )

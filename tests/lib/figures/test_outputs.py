@@ -129,3 +129,19 @@ def test_parameter_matrix_shows_each_layer_as_its_matrix(run):
     assert np.allclose(shared[[f"in {c}" for c in range(5)]].to_numpy(), layers["shared"][0])
     assert shared[[f"in {c}" for c in range(5, 10)]].isna().all().all()
     assert np.allclose(matrix.loc["last, unit 0", "bias"], layers["last"][1][0])
+
+
+@pytest.mark.parametrize("config", [Config(), Config(lr=0.1, shared_repeats=0, epochs=300)])
+def test_the_straight_line_charts_legends_and_dashes_say_what_the_caption_says(config):
+    """Train solid, test dashed, as the caption says; legend symbols are lines
+    in their line's colour (not the theme's black dots); no point sits decades
+    below the rest (the teacher's own ~1e-16 loss is left off)."""
+    from fitlab.figures.charts import slice_chart
+    spec = slice_chart(train(config).loss_slices).to_dict()
+    dash = spec["encoding"]["strokeDash"]
+    assert dict(zip(dash["scale"]["domain"], dash["scale"]["range"], strict=True)) == {
+        "train": [1, 0], "test": [6, 4]}
+    assert spec["encoding"]["color"]["legend"]["symbolType"] == "stroke"
+    assert dash["legend"]["symbolType"] == "stroke"
+    losses = [row["loss"] for row in next(iter(spec["datasets"].values()))]
+    assert min(losses) > 1e-9
