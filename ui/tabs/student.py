@@ -21,6 +21,19 @@ WHY_RAW_STAYS_LARGE = (
     "matched distance takes that relabelling out.")
 
 
+def matched_above_note(distances: pd.DataFrame) -> str:
+    """Why some diamonds lie above their layer's line, naming those layers,
+    or that none do."""
+    finite = distances.dropna(subset=["raw", "matched"])
+    above = list(dict.fromkeys(finite.layer[finite.matched > finite.raw * (1 + 1e-9)]))
+    if not above:
+        return "Every diamond lies at or below its layer's line."
+    named = " and ".join(f"the {layer} layer's" for layer in above)
+    lines = "its line" if len(above) == 1 else "their lines"
+    return (f"Some of {named} diamonds lie above {lines}: the relabelling is chosen to bring the whole "
+            "net closest to the teacher, so one layer may end farther off while the total never does.")
+
+
 def approach_note(run: Run) -> str:
     """How far the student came toward the teacher, in numbers, against what
     its train loss did; whether it fits its training rows; and what the
@@ -119,7 +132,7 @@ def student_section(run: Run) -> None:
     draw(distance_chart, run.config, run.distances)
     st.caption(f"Lines: raw distance per layer; open diamonds: after matching the student's hidden "
                f"units to the teacher's, at the epochs matching was computed. {approach_note(run)} "
-               f"{WHY_RAW_STAYS_LARGE} "
+               f"{WHY_RAW_STAYS_LARGE} {matched_above_note(run.distances)} "
                f"{recording_note(run.distances, run.config.epochs, run.student_teacher.records.exact)}")
     left, right = st.columns(2)
     with left:
