@@ -60,10 +60,28 @@ def gallery_section(config: Config) -> None:
     table = gallery_table(outcomes)
     with st.container(key="fix_gallery"):
         stacked_table_style("fix_gallery", list(table.columns))
-        st.table(table.style.hide(axis="index"))
+        st.html(GALLERY_STYLE)
+        st.table(table.style.hide(axis="index").map(verdict_colour, subset=["verdict"]))
     with st.expander("Torch's messages in full"):
         for message in gallery_messages(outcomes):
             st.code(message, language="text", wrap_lines=True)
+
+
+# Code in the code font; the verdict column wide enough that a verdict
+# reads in at most eight lines at 1400 px (12 to 15 lines, a word a line, before).
+GALLERY_STYLE = """<style>
+.st-key-fix_gallery td:nth-of-type(2) { font-family: "Source Code Pro", ui-monospace, monospace;
+  font-size: 0.85em; }
+@media (min-width: 641px) { .st-key-fix_gallery td:nth-of-type(4) { min-width: 28rem; } }
+</style>"""
+# ✓ a fix, ✗ no fix, ⚠ a catch: green, red, amber, dark enough to read as text.
+VERDICT_COLOURS = {"✓": "#1a7f37", "✗": "#b42318", "⚠": "#9a6700"}
+
+
+def verdict_colour(verdict: str) -> str:
+    """The CSS colour of a verdict cell, by its mark."""
+    colour = VERDICT_COLOURS.get(verdict[:1])
+    return f"color: {colour}; font-weight: 600" if colour else ""
 
 
 def changed_lines() -> str:
