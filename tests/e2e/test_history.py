@@ -1,0 +1,47 @@
+"""Browser history you can trust (issue 32): one entry per deliberate change,
+holding what the person chose, and Back returns to the previous screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from .browsing import expect, open_page, rerun_after, sidebar_widget
+
+pytestmark = pytest.mark.browser
+
+
+def history_length(page) -> int:
+    return page.evaluate("() => history.length")
+
+
+def test_one_lr_step_is_one_entry_and_back_shows_the_value_before(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    rerun_after(page, lambda: step_up.click())
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    expect(box).to_have_value("0.02")
+    assert "lr=0.02" in page.url
+    assert history_length(page) == entries + 1   # today: two, the box's own 0.015 and the grid's 0.02
+    rerun_after(page, page.go_back)
+    expect(box).to_have_value("0.01")             # today: 0.015, a value nobody chose
+    assert "lr=" not in page.url
+
+
+def test_a_slider_move_and_detach_are_entries_back_walks_through(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    width = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (width.focus(), width.press("ArrowRight")))
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    detach = sidebar_widget(page, "stCheckbox", "Detach the labels")
+    rerun_after(page, lambda: detach.locator("label").click())
+    expect(detach.locator("input")).not_to_be_checked()
+    assert history_length(page) == entries + 2    # today: replaced, no entry added
+    rerun_after(page, page.go_back)                # back to width 6 with the labels detached
+    expect(detach.locator("input")).to_be_checked()
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    assert page.url.startswith(server)
+    rerun_after(page, page.go_back)                # back to the defaults, still in the app
+    expect(width).to_have_attribute("aria-valuetext", "5")
+    assert "width=" not in page.url and page.url.startswith(server)
