@@ -45,3 +45,18 @@ def test_a_slider_move_and_detach_are_entries_back_walks_through(page, server):
     rerun_after(page, page.go_back)                # back to the defaults, still in the app
     expect(width).to_have_attribute("aria-valuetext", "5")
     assert "width=" not in page.url and page.url.startswith(server)
+
+
+def test_five_quick_lr_clicks_are_five_grid_steps_and_five_entries(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    box_of_plus = step_up.bounding_box()
+    for _ in range(5):                  # quick clicks: none waits for the page's run
+        page.mouse.click(box_of_plus["x"] + box_of_plus["width"] / 2, box_of_plus["y"] + box_of_plus["height"] / 2)
+    expect(box).to_have_value("0.5")    # 0.01 → 0.02 → 0.05 → 0.1 → 0.2 → 0.5; today 0.1, 0.06, …
+    page.wait_for_function(f"() => history.length === {entries + 5}")
+    for earlier in ("0.2", "0.1", "0.05", "0.02", "0.01"):   # each entry one value the person chose
+        rerun_after(page, page.go_back)
+        expect(box).to_have_value(earlier)
