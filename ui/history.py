@@ -15,6 +15,8 @@ So the page turns a widget's replace into a push, and the script's write
 that follows it in the same run into a replace of that entry: one change,
 one entry, holding what the person chose. Back and Forward are Streamlit's
 own: they rerun the page with the entry's URL, which the widgets read.
+The page's own links go the same way, so that they keep the session (a
+reload would start a new one, and Compare's runs would be gone).
 """
 
 from __future__ import annotations
@@ -47,6 +49,17 @@ _SCRIPT = """<script>
   new MutationObserver(() => {
     if (app.getAttribute("data-test-script-state") === "notRunning") widgetPushed = false;
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  // The page's own links (a query on this page; st.html's sanitizer drops their target) would reload it
+  // and start a new session, losing its runs: they become an entry, which
+  // Streamlit runs as it runs Back and Forward, in the same session.
+  document.addEventListener("click", (event) => {
+    // composedPath: st.html may draw in a shadow root, which hides the link from event.target
+    const link = event.composedPath().find((node) => node.matches && node.matches('a[href^="?"]'));
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    push({}, "", link.href);
+    window.dispatchEvent(new PopStateEvent("popstate", {state: {}}));
+  }, true);
   document.addEventListener("pointerdown", (event) => {
     if (event.target.closest('[data-testid="stButton"]')) widgetPushed = false;
   }, true);

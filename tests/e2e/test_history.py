@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .browsing import expect, open_page, rerun_after, sidebar_widget
+from .browsing import expect, open_page, open_tab, rerun_after, sidebar_widget
 
 pytestmark = pytest.mark.browser
 
@@ -60,3 +60,20 @@ def test_five_quick_lr_clicks_are_five_grid_steps_and_five_entries(page, server)
     for earlier in ("0.2", "0.1", "0.05", "0.02", "0.01"):   # each entry one value the person chose
         rerun_after(page, page.go_back)
         expect(box).to_have_value(earlier)
+
+
+def test_the_lesson_link_keeps_the_session_and_its_runs(page, server):
+    open_page(page, server)
+    width = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (width.focus(), width.press("ArrowRight")))
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    entries = history_length(page)
+    page.evaluate("() => { window.fitlabSameDocument = true; }")
+    rerun_after(page, lambda: page.locator(".st-key-intro a", has_text="the lesson").click())
+    expect(sidebar_widget(page, "stCheckbox", "Detach the labels").locator("input")).not_to_be_checked()
+    assert "detach=false" in page.url and "width=6" in page.url
+    assert page.evaluate("() => window.fitlabSameDocument === true")   # today: a reload, a new session
+    assert history_length(page) == entries + 1
+    open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
+    expect(page.get_by_role("button", name="Remove #2 width=6")).to_be_visible()   # the runs before the link
+    expect(page.get_by_role("button", name="Remove #1 defaults")).to_be_visible()
