@@ -33,14 +33,11 @@ class _Tree:
         self.positions = self.wrapper.resolve(PositionProvider)
         self.parents = self.wrapper.resolve(ParentNodeProvider)
 
-    def statement(self, line: int, innermost: bool = True):
-        """The (innermost or outermost) statement whose lines hold `line`, or None."""
+    def statement(self, line: int):
+        """The innermost statement whose lines hold `line`, or None."""
         found = [n for n, p in self.positions.items()
                  if isinstance(n, _STATEMENTS) and p.start.line <= line <= p.end.line]
-        if not found:
-            return None
-        span = lambda n: self.positions[n].end.line - self.positions[n].start.line  # noqa: E731
-        return min(found, key=span) if innermost else max(found, key=span)
+        return min(found, key=lambda n: self.positions[n].end.line - self.positions[n].start.line, default=None)
 
     def block_of(self, node):
         """The statements of the block holding `node` (a statement), or None."""
@@ -67,7 +64,7 @@ class _Tree:
         return self.module.visit(Swap()).code
 
 
-def _parse(lines: tuple, indent: str = "") -> list:
+def _parse(lines: tuple) -> list:
     """Statements parsed from lines of code (their common indent removed)."""
     pad = min((len(s) - len(s.lstrip()) for s in lines if s.strip()), default=0)
     return list(cst.parse_module("\n".join(s[pad:] for s in lines) + "\n").body)

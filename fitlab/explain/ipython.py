@@ -54,10 +54,11 @@ def explain(line: str, cell: str, shell=None) -> None:
         from IPython import get_ipython
         shell = get_ipython()
     fixing = line.split() == ["--fix"]
-    recorder = program = None
+    recorder = None
     if fixing:
         from fitlab.explain import fix
-        inputs = fix.cell_inputs(cell, shell.user_ns)
+        # What a rerun starts from, taken before the cell runs: its inputs, the random state.
+        inputs, seed = fix.cell_inputs(cell, shell.user_ns), fix.random_state()
         recorder = fix.BoundedRecorder(keep_grads=True)
     with recording(recorder) as rec:
         # IPython catches and shows the cell's error; the recording saw the in-place one.
@@ -70,12 +71,14 @@ def explain(line: str, cell: str, shell=None) -> None:
     if fixing and report.status == "inplace_error" and rec.recorder.failure is not None:
         path = report.failed_at[-1].file if report.failed_at else None
         if path in names:
-            program = fix.Program("cell", path, source=cell, namespace=inputs, label=names[path])
+            program = fix.Program("cell", path, source=cell, namespace=inputs, label=names[path], seed=seed)
             proof = fix.prove(program, report, rec.recorder, shell.user_ns)
             report = dataclasses.replace(report, proof=proof)
             text = "\n" + fix.format_proof(proof)
             if path in proof.files and proof.verdict not in (fix.DID_NOT_HELP, fix.NO_EDIT):
                 text += "\n\nThe edited cell:\n" + proof.files[path].rstrip("\n")
+        else:
+            text = "\n--fix: the backward that failed is not this cell's own line, so the cell is not edited"
     report = named_for_ipython(dataclasses.replace(report, traceback=None), names)
     shell.user_ns["_explained"] = report
     _display(format_report(report) + text)
