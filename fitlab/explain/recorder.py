@@ -72,6 +72,8 @@ class Failure:
     writes_missing: int
     carried: bool = False
     storage: int | None = None
+    # False when the node that saved was made by a call the mode did not see (its line unknown).
+    saved_seen: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,8 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         threading.Thread._bootstrap_inner = self._thread_body()
         threading.excepthook = self._thread_died
+        self._apply = torch.autograd.Function.__dict__["apply"]
+        torch.autograd.Function.apply = classmethod(self._applied(self._apply.__func__))
         _ACTIVE.add(self)
         return self
 
@@ -149,10 +153,28 @@ class Recorder:
         if threading.excepthook == self._thread_died:
             threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
+        if getattr(torch.autograd.Function.apply, "__func__", None) is getattr(self, "_applied_fn", None):
+            torch.autograd.Function.apply = self._apply
         _ACTIVE.discard(self)
         if not self.forked:
             self._mode.__exit__(None, None, None)
             writes.stop(self)
+
+    def _applied(self, apply):
+        """Function.apply that tags the node a custom autograd.Function made with its caller's line:
+        the function mode does not see apply, and the next call it sees would otherwise claim it."""
+        recorder = self
+
+        def applied(cls, *args, **kwargs):
+            __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+            out = apply(cls, *args, **kwargs)
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                gf = modes.grad_fn(o) if isinstance(o, torch.Tensor) else None
+                if gf is not None:
+                    recorder._tag(gf, (recorder.seq, stacks.capture(2)))
+            return out
+        self._applied_fn = applied
+        return applied
 
     def _thread_body(self):
         """Thread._bootstrap_inner (which runs the thread and its excepthook) under modes of the
@@ -217,7 +239,13 @@ class Recorder:
             hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
                               modes.target(t), modules))
 
-    def _tag(self, grad_fn, entry=None) -> None:
+    def _tag(self, grad_fn, entry=None, since=None) -> None:
+        """Tag grad_fn and its untagged ancestors with (op sequence number, stack of the call).
+
+        since: the thread's autograd sequence number before the call; an ancestor numbered
+        below it was made by a call the mode did not see (inside torch: forward-mode AD's
+        formulas; before the recording), and is tagged (number, None): its line is unknown.
+        """
         if KEY in grad_fn.metadata:
             return
         entry = entry or (self.seq, stacks.capture(3))
@@ -227,10 +255,11 @@ class Recorder:
             meta = node.metadata
             if KEY in meta:
                 continue
-            meta[KEY] = entry
+            meta[KEY] = entry if since is None or node._sequence_nr() >= since else (entry[0], None)
             todo.extend(n for n, _ in node.next_functions if n is not None)
 
     def _differentiate(self, func, args, kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         roots = modes.roots(func, args, kwargs)
         failed_stack = stacks.capture(3)
         nodes = walk(roots)
@@ -272,7 +301,8 @@ class Recorder:
     def _find_silent(self, nodes) -> None:
         for node in nodes:
             entry = node.metadata.get(KEY)
-            if entry is None or entry[0] >= self.last_inplace:
+            # A node whose call was not seen: when it saved is unknown, so no write is "after" it.
+            if entry is None or entry[1] is None or entry[0] >= self.last_inplace:
                 continue
             for name, raw_attr, checked_attr in slots(node):
                 tensors, hidden = saved_tensors(node, raw_attr)
@@ -312,14 +342,42 @@ class Recorder:
             return Failure(exc, None, None, facts.expected_version, facts.version, facts.shape,
                            (), (), failed_stack, facts.gap or 0)
         _, node, name, tensor = best
-        seq, saved_stack = node.metadata.get(KEY, (None, ()))
+        entry = node.metadata.get(KEY)
+        seq, saved_stack = entry if entry is not None else (None, None)
+        seen = saved_stack is not None
+        if entry is None:
+            self.notes.append(
+                f"{node.name()} was made before the recording started (the forward ran outside the recorded "
+                "block): record the forward too, e.g. the whole cell or training step, to see where it saved "
+                "the tensor and every write since")
+        elif not seen:
+            self.notes.append(
+                f"{node.name()} was made inside a call fitlab.explain does not see (inside torch, e.g. "
+                "forward-mode AD's formulas): the line that saved the tensor is not known")
+        if not seen:  # which writes came after the save is then told by the versions alone
+            seq, saved_stack = None, ()
         writes, complete = self._chain(tensor, seq, facts.expected_version, facts.version)
-        made = [r.grad_fn.metadata.get(KEY, (0,))[0] for r in roots if r.grad_fn is not None]
-        walked = node.metadata.get(WALKED)
-        carried = walked is not None and bool(made) and max(made) > walked
-        missing = 0 if complete else max(facts.gap - len(writes), 0)
+        carried = self._new_forward_since(node.metadata.get(WALKED), roots)
+        # Writes before the recording started were never recorded: the note says so, not a count.
+        missing = 0 if complete or entry is None else max(facts.gap - len(writes), 0)
         return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
-                       saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor))
+                       saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor), seen)
+
+    @staticmethod
+    def _new_forward_since(walked, roots) -> bool:
+        """Whether the failing graph holds a new forward built after an earlier backward walked
+        the stale node: a node made since that uses a parameter (a leaf that requires grad). A
+        state carried from an earlier batch feeds such a forward; a new loss built on an old output
+        (a GAN's one `score = D(G(z))` used for both losses, a loss recomputed from an old
+        prediction) adds none."""
+        if walked is None:
+            return False
+        for n in walk(roots):
+            entry = n.metadata.get(KEY)
+            if entry is not None and entry[0] > walked and any(
+                    hasattr(m, "variable") for m, _ in n.next_functions if m is not None):
+                return True
+        return False
 
     def _chain(self, t, seq, saved_version, version) -> tuple:
         """The recorded writes that took the saved tensor from its saved version to now, and

@@ -90,8 +90,9 @@ def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
                       exit_code=1, traceback=tb, **_common(rec))
     writes = tuple(WriteFacts(w.op, w.version_before, stacks.user_frames(w.stack), stacks.via(w.stack))
                    for w in fail.writes)
+    # Without the saving call, the cause is a guess: no fix rather than a wrong one.
     fix = (choose_fix(fail.writes[0], fail.saved_stack, fail.failed_stack, fail.carried, fail.storage)
-           if fail.writes else None)
+           if fail.writes and fail.saved_seen else None)
     return Report(
         "inplace_error", message,
         TensorFacts(fail.shape, fail.node, fail.saved_as, fail.version, fail.saved_version,
