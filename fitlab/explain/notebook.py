@@ -35,7 +35,7 @@ def _report(exc: BaseException | None, rec: Recorder) -> Report | None:
     if exc is None and rec.failure is not None:
         exc = rec.failure.exc  # the block caught the error it raised
     if exc is None:
-        report = report_of(None, rec) if rec.silent else None
+        report = report_of(None, rec) if rec.silent or rec.thread_errors else None
     else:
         report = report_of(exc, rec)
     return None if report is None else _named_as_ipython_names(report)

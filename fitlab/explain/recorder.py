@@ -128,6 +128,8 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         # In-place errors that ended a thread (threading.excepthook), oldest first.
         self.thread_errors: list = []
+        # Idents of the threads that ran under a mode of their own (started while recording).
+        self.recorded_threads: set = set()
         # True in a forked child, which records nothing.
         self.forked = False
 
@@ -182,6 +184,7 @@ class Recorder:
         body, recorder = self._thread_hooks[0], self
 
         def recorded(thread) -> None:
+            recorder.recorded_threads.add(threading.get_ident())
             with modes.GraphMode(recorder):
                 body(thread)
         return recorded
@@ -195,6 +198,12 @@ class Recorder:
         self._thread_hooks[1](args)
         if isinstance(args.exc_value, RuntimeError) and decode(str(args.exc_value)) is not None:
             self.thread_errors.append(args.exc_value)
+            if self.failure is None or self.failure.exc is not args.exc_value:
+                unseen = args.thread is None or args.thread.ident not in self.recorded_threads
+                self.notes.append(
+                    f"the error was raised in thread {getattr(args.thread, 'name', '?')!r}"
+                    + (", started before the recording: its calls and backward() were not seen (start it inside "
+                       "the recorded block)" if unseen else ""))
 
     def _forked(self) -> None:
         """A forked child does not record (its parent does): the mode comes off its stack."""

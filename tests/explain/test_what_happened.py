@@ -133,3 +133,30 @@ def test_dqn_target_under_no_grad_trains_the_online_net_as_the_reference(tmp_pat
         tmp_path / "fresh.py")
     assert not all(torch.allclose(a, b) for a, b in zip(values(fresh, ["online"], "params"),
                                                          values(want, ["online"], "params")))
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the thread dies of it
+def test_an_error_in_a_thread_started_before_the_recording_is_said_plainly():
+    import threading
+
+    import fitlab.explain
+
+    go = threading.Event()
+
+    def work():
+        go.wait(60)
+        x = torch.randn(4, requires_grad=True)
+        y = torch.exp(x)
+        y += 1
+        y.sum().backward()
+
+    worker = threading.Thread(target=work, name="loader")
+    worker.start()
+    with fitlab.explain.recording() as rec:
+        go.set()
+        worker.join(60)
+    report = rec.report
+    assert report.status == "inplace_error" and report.saved_at == ()
+    [note] = report.notes
+    assert "'loader', started before the recording" in note
+    assert "could not find the stale tensor" in fitlab.explain.format_report(report)
