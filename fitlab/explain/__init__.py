@@ -27,16 +27,17 @@ _HOME = {
     "Frame": "stack", "Via": "stack",
     "Recorder": "recorder",
     "Fix": "advice", "Edit": "edits",
-    "Report": "report", "SilentWrite": "report", "TensorFacts": "report", "WriteFacts": "report",
+    "Report": "report", "SilentWrite": "report", "StaleTensor": "report", "TensorFacts": "report",
+    "WriteFacts": "report",
     "format_report": "report",
     "run_script": "runner", "run_module": "runner",
     "recording": "notebook", "Recording": "notebook",
     "load_ipython_extension": "ipython",
 }
 
-__all__ = ["Decoded", "Edit", "Fix", "Frame", "Recorder", "Recording", "Report", "SilentWrite", "TensorFacts",
-           "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension", "recording", "run_module",
-           "run_script"]
+__all__ = ["Decoded", "Edit", "Fix", "Frame", "Recorder", "Recording", "Report", "SilentWrite", "StaleTensor",
+           "TensorFacts", "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension", "recording",
+           "run_module", "run_script"]
 
 
 def __getattr__(name: str):

@@ -12,6 +12,7 @@ forked child records nothing.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
 import warnings
@@ -74,6 +75,8 @@ class Failure:
     storage: int | None = None
     # False when the node that saved was made by a call the mode did not see (its line unknown).
     saved_seen: bool = True
+    # The graph's other stale saved tensors (one per storage), each as a Failure of its own.
+    also: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,37 +332,52 @@ class Recorder:
                             self.silent[key] = Silent(w, node.name(), name, tuple(t.shape))
 
     def _explain(self, exc, facts, roots, failed_stack) -> Failure:
-        best = None
+        stale = []  # (rank, node, slot name, tensor, facts of its error)
         for node in walk(roots):
             for name, raw_attr, checked_attr in slots(node):
                 if hooked(node, raw_attr):
                     continue
                 err = stale_error(node, checked_attr)
-                if err is None:
-                    continue
-                got = decode(str(err))
-                if (got.shape, got.version, got.expected_version) != (
-                        facts.shape, facts.version, facts.expected_version):
+                got = None if err is None else decode(str(err))
+                if got is None:
                     continue
                 candidates = [t for t in saved_tensors(node, raw_attr)[0]
-                              if tuple(t.shape) == facts.shape and t._version == facts.version]
-                # The engine runs the newest node first, so that is the one that raised.
-                rank = node._sequence_nr()
-                if candidates and (best is None or rank > best[0]):
-                    best = (rank, node, name, candidates[0])
+                              if tuple(t.shape) == got.shape and t._version == got.version]
+                if candidates:
+                    stale.append((node._sequence_nr(), node, name, candidates[0], got))
+        # The engine runs the newest node first, so that is the one that raised.
+        stale.sort(key=lambda s: -s[0])
+        best = next((s for s in stale if (s[4].shape, s[4].version, s[4].expected_version)
+                     == (facts.shape, facts.version, facts.expected_version)), None)
         if best is None:
             return Failure(exc, None, None, facts.expected_version, facts.version, facts.shape,
                            (), (), failed_stack, facts.gap or 0)
-        _, node, name, tensor = best
+        # Other saved tensors of this graph already stale: backward would fail on each next, so a
+        # script with two culprits gets both in one run (one per storage, the newest node's).
+        # A tensor written by a line already named (an optimizer step writes every weight) adds nothing.
+        main = self._failure(exc, *best[1:], roots, failed_stack, notes=True)
+        storages, lines, also = {storage_key(best[3])}, {w.stack for w in main.writes}, []
+        for s in stale:
+            key = storage_key(s[3])
+            if key in storages:
+                continue
+            storages.add(key)
+            other = self._failure(exc, *s[1:], roots, failed_stack, notes=False)
+            if other.writes and other.writes[0].stack not in lines:
+                lines.update(w.stack for w in other.writes)
+                also.append(other)
+        return dataclasses.replace(main, also=tuple(also))
+
+    def _failure(self, exc, node, name, tensor, facts, roots, failed_stack, notes: bool) -> Failure:
         entry = node.metadata.get(KEY)
         seq, saved_stack = entry if entry is not None else (None, None)
         seen = saved_stack is not None
-        if entry is None:
+        if notes and entry is None:
             self.notes.append(
                 f"{node.name()} was made before the recording started (the forward ran outside the recorded "
                 "block): record the forward too, e.g. the whole cell or training step, to see where it saved "
                 "the tensor and every write since")
-        elif not seen:
+        elif notes and not seen:
             self.notes.append(
                 f"{node.name()} was made inside a call fitlab.explain does not see (inside torch, e.g. "
                 "forward-mode AD's formulas): the line that saved the tensor is not known")
@@ -368,7 +386,7 @@ class Recorder:
         writes, complete = self._chain(tensor, seq, facts.expected_version, facts.version)
         carried = self._new_forward_since(node.metadata.get(WALKED), roots)
         # Writes before the recording started were never recorded: the note says so, not a count.
-        missing = 0 if complete or entry is None else max(facts.gap - len(writes), 0)
+        missing = 0 if complete or entry is None else max((facts.gap or 0) - len(writes), 0)
         return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
                        saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor), seen)
 

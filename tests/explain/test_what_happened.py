@@ -11,7 +11,7 @@ import torch
 
 from fitlab.explain import Recorder, run_script
 from fitlab.explain.recorder import KEY
-from tests.explain.test_advice import assert_same, replaced, run_text, source, values
+from tests.explain.test_advice import assert_same, replaced, run_text, source, values, with_edits
 from tests.explain.test_explain import SCRIPTS, assert_at, explain, innermost
 
 LINES = [
@@ -33,7 +33,7 @@ def test_saved_written_and_failed_lines_and_the_cause(script, op, fix):
     assert report["writes"][0]["op"] == op
     assert_at(innermost(report["failed_at"]), script, "failed-here")
     assert report["fix"]["kind"] == fix, text
-    assert report["notes"] == []
+    assert report["notes"] == [] and report["also"] == []
 
 
 @pytest.mark.parametrize("op", ["max", "topk", "sort", "eigh", "qr", "svd"])
@@ -160,3 +160,24 @@ def test_an_error_in_a_thread_started_before_the_recording_is_said_plainly():
     [note] = report.notes
     assert "'loader', started before the recording" in note
     assert "could not find the stale tensor" in fitlab.explain.format_report(report)
+
+
+def test_two_culprits_are_named_in_one_run_and_both_edits_fix_it(tmp_path):
+    code, report, text = explain("unet_two_skips.py")
+    assert code == 1
+    assert_at(innermost(report["writes"][0]["frames"]), "unet_two_skips.py", "written-here")
+    [other] = report["also"]
+    # h1 went stale too: the newest node that saved it is conv2's (its input), on the saved line.
+    assert other["tensor"]["node"] == "ConvolutionBackward0" and other["tensor"]["saved_as"] == "input"
+    assert_at(innermost(other["saved_at"]), "unet_two_skips.py", "saved-here")
+    assert_at(innermost(other["writes"][0]["frames"]), "unet_two_skips.py", "written-2-here")
+    assert "Also stale in this graph (1 more" in text
+    full = run_script(str(SCRIPTS / "unet_two_skips.py"))
+    fixed = with_edits(source("unet_two_skips.py"), full.fix.edits + full.also[0].fix.edits)
+    (tmp_path / "fixed").mkdir()
+    after = run_text(fixed, tmp_path / "fixed" / "unet_two_skips.py")
+    assert run_script(str(tmp_path / "fixed" / "unet_two_skips.py")).status == "finished"
+    want = run_text(replaced(source("unet_two_skips.py"), [
+        ("h1 += skip1  # written-2-here", "h1 = torch.add(h1, skip1)"),
+        ("h2 += skip2  # written-here", "h2 = torch.add(h2, skip2)")]), tmp_path / "reference.py")
+    assert_same(values(after, ["conv1", "conv2", "conv3"], "grad"), values(want, ["conv1", "conv2", "conv3"], "grad"))
