@@ -18,8 +18,8 @@ import torch
 
 from fitlab.config import Config
 from fitlab.data import draw_inputs, make_labels
-from fitlab.engines.threads import use_torch_threads
 from fitlab.model import TiedNet, build_teacher, reinitialise_as_student, untie
+from fitlab.numerics.threads import use_torch_threads
 from fitlab.weights import Layers
 
 # The error as the blog post quotes it, from an older torch: 2.13 words the
@@ -70,7 +70,7 @@ def setup(config: Config, labeller: Labeller | None = None, *, copy_teacher: boo
     teacher itself; `reinitialise` is the in-place re-init;
     `after_labels(teacher, labels)` sees the teacher right after the labels
     were made, before the re-init writes to it. The calling thread gets
-    fitlab's torch thread count (fitlab.engines.threads): every torch job
+    fitlab's torch thread count (fitlab.numerics.threads): every torch job
     starts here, in whichever session's thread runs it.
     """
     use_torch_threads()

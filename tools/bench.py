@@ -9,7 +9,7 @@ of the rounds. The last line is machine-readable:
 Then the recording of frames (fitlab/frames.py) at the default width and
 width 256: how many, their bytes, the fast engine's time with them against
 the same run recording none, and the time to build the scrubbed view's spec
-(fitlab/watch_charts.py) against that run's training.
+(fitlab/figures/watch_charts.py) against that run's training.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def no_frames():
 def recording_report(rounds: int) -> str:
     """Frames per case: count, bytes, training time with them over without
     (interleaved rounds, medians), and the view's spec build over training."""
-    from fitlab.watch_charts import watch_panels
+    from fitlab.figures.watch_charts import watch_panels
 
     lines = ["", "| recording | frames | bytes | train with / without frames | spec build / train | sent |",
              "| --- | --- | --- | --- | --- | --- |"]

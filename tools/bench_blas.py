@@ -7,7 +7,7 @@ output, with numpy's BLAS on one thread as the engine runs it. Both calls are
 made on the same arrays in the same process, interleaved round by round; each
 figure is the median over rounds. The chosen threshold is the multiply-add
 count that minimises the summed time of all shapes when every product at or
-above it goes to matmul and every one below to sgemm (fitlab.engines.blas.
+above it goes to matmul and every one below to sgemm (fitlab.numerics.blas.
 LARGE_PRODUCT). The last line is machine-readable: `crossover chosen=… set=…`.
 """
 
@@ -21,7 +21,7 @@ import timeit
 import numpy as np
 from scipy.linalg.blas import sgemm
 
-from fitlab.engines.blas import LARGE_PRODUCT, gemm_arguments, one_blas_thread
+from fitlab.numerics.blas import LARGE_PRODUCT, gemm_arguments, one_blas_thread
 
 WIDTHS = (5, 16, 32, 64, 128, 256)
 ROWS = (1, 5, 20, 50, 150, 200)   # batch sizes, and the evaluation's 50 / 150 / 200 rows

@@ -1,8 +1,8 @@
 """python -m tools.bench_isolation: what the anomaly replay in a worker
-process (fitlab.isolation) costs other sessions' runs.
+process (fitlab.serving.isolation) costs other sessions' runs.
 
 Two threads train the failing and training configs of
-tests/lib/test_isolation.py, alone, then with the replay looping in a worker
+tests/lib/serving/test_isolation.py, alone, then with the replay looping in a worker
 beside them, then alone again, in the same process. The figure is the ratio
 of the middle time to the slower control. In-process, the replay slowed them
 6-7x (anomaly mode is process-wide); in a worker it takes a share of the two
@@ -16,8 +16,8 @@ import threading
 
 from fitlab import Config
 from fitlab.failure.explained import explained_blog
-from fitlab.isolation import run_isolated
-from tests.lib.test_isolation import trainers
+from fitlab.serving.isolation import run_isolated
+from tests.lib.serving.test_isolation import trainers
 
 TARGET = 3.0
 

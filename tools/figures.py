@@ -4,7 +4,7 @@ computed from fitlab, and where each document says it.
 
 `python -m tools.figures` prints each figure; `--check` also finds every
 quoted sentence in its document, with the figures filled in, and exits 1
-naming any document that disagrees (tests/test_figures.py runs the check).
+naming any document that disagrees (tests/tools/test_figures.py runs the check).
 Figures are written as the documents write them: a minus sign as "−",
 thousands with commas.
 """
@@ -75,7 +75,7 @@ def sweep_figures() -> dict[str, str]:
 def budget_figures() -> dict[str, str]:
     """The work budget's estimate of the retain_graph variant's extra walk."""
     from fitlab import Config
-    from fitlab.budget import estimated_seconds, walked_graph_seconds
+    from fitlab.serving.budget import estimated_seconds, walked_graph_seconds
 
     config = Config(batch_size=1, width=256)
     return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}"}

@@ -1,4 +1,4 @@
-"""Refit the work-budget cost model (fitlab/budget.py) on this machine.
+"""Refit the work-budget cost model (fitlab/serving/budget.py) on this machine.
 
 Trains a grid of configs with each engine, fits the per-epoch, per-step,
 per-step-per-repeat and per-million-multiply costs by non-negative least
@@ -18,7 +18,8 @@ from scipy.optimize import nnls
 
 import fitlab
 from fitlab import Config, train
-from fitlab.budget import (
+from fitlab.failure.fixes import DETACH, VARIANTS, run_variant
+from fitlab.serving.budget import (
     COSTS,
     RETAINED_WALK,
     SWEEP_COST,
@@ -29,7 +30,6 @@ from fitlab.budget import (
     walked_graph_seconds,
     work,
 )
-from fitlab.failure.fixes import DETACH, VARIANTS, run_variant
 from fitlab.sweeps import grid as sweep_grid
 
 EPOCHS = 8

@@ -7,9 +7,9 @@ import math
 import streamlit as st
 
 from fitlab import BOUNDS, Config
-from fitlab.affordable import CHEAPER_UPWARDS, nearest_affordable
-from fitlab.budget import OverBudget, check
 from fitlab.config import ENGINES
+from fitlab.serving.affordable import CHEAPER_UPWARDS, nearest_affordable
+from fitlab.serving.budget import OverBudget, check
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, WIDGET_LABELS, over_budget_message
 
@@ -63,8 +63,8 @@ def _lr_stepped() -> None:
 
 def read_config() -> Config | None:
     """Draw the sidebar and build a Config from it, within the work budget
-    (fitlab.budget); on a ValueError show it as st.error and return None. Every widget is bound to the URL, so a link
-    reproduces the run."""
+    (fitlab.serving.budget); on a ValueError show it as st.error and return
+    None. Every widget is bound to the URL, so a link reproduces the run."""
     remember_url()
     sidebar = st.sidebar
     sidebar.header("The fit")

@@ -21,10 +21,10 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
 from fitlab import Config
-from fitlab.budget import estimated_seconds
-from fitlab.cache import RunCache
-from fitlab.jobs import JobGate, Place, Replaced, ServerBusy
 from fitlab.run import Run
+from fitlab.serving.budget import estimated_seconds
+from fitlab.serving.cache import RunCache
+from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
 # measured on; more only make each slower (docs/robustness.md).
@@ -110,7 +110,7 @@ def server_busy(what: str, busy: ServerBusy) -> str:
 def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
     """func(*args, **kwargs) as one of the server's few heavy jobs at once
     (training, a sweep, a fix, a replay), `estimate` its expected seconds
-    (fitlab.budget): while it waits for a slot, the page says so and gives
+    (fitlab.serving.budget): while it waits for a slot, the page says so and gives
     its place in line, `what` naming the job ("the training"). A session has
     one job in line: a newer one takes its place. If the line is full the
     page says the server is busy and this run of the page stops there. Never

@@ -8,7 +8,7 @@ page's imports, then the default run into the run cache. The server answers at
 once; a visitor who comes before the warm-up is done joins it (Python's import
 lock, the run cache's one-training-per-config lock), one who comes later finds
 the default run cached. The lesson's run (detach off) and a worker process
-for its script (fitlab/isolation.py) are warmed too, a few
+for its script (fitlab/serving/isolation.py) are warmed too, a few
 seconds after a first page has run: torch's first optimiser step imports
 torch._dynamo, which holds the interpreter, and while the browser still draws
 that page its requests and messages need the interpreter too. Then the
@@ -25,8 +25,9 @@ import time
 
 # The modules streamlit_app.py imports: importing them imports everything a
 # default page needs (torch, scipy, altair, pandas).
-PAGE_MODULES = ("ui.sidebar", "ui.share", "ui.state", "ui.tabs.training", "ui.tabs.student",
-                "ui.tabs.gradients", "ui.tabs.compare", "ui.tabs.sweep", "ui.tabs.failure")
+PAGE_MODULES = ("ui.decode", "ui.phone", "ui.share", "ui.sidebar", "ui.state", "ui.words",
+                "ui.tabs.compare", "ui.tabs.failure", "ui.tabs.gradients", "ui.tabs.student",
+                "ui.tabs.sweep", "ui.tabs.training", "ui.tabs.watch")
 THREAD_NAME = "fitlab-warm-up"
 LESSON_AFTER_PAGE_SECONDS = 5.0
 STUDENT_VIEWS = ("distances", "test_predictions", "loss_slices")
@@ -47,7 +48,7 @@ def warm() -> None:
     for name in PAGE_MODULES:
         importlib.import_module(name)
     import fitlab
-    from fitlab import isolation
+    from fitlab.serving import isolation
     from ui.state import run_cache
 
     _quiet_missing_context()

@@ -10,8 +10,8 @@ import math
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from fitlab.budget import OverBudget
 from fitlab.config import Config
+from fitlab.serving.budget import OverBudget
 
 DEFAULTS = Config()
 

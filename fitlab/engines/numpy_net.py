@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from fitlab.config import Config
-from fitlab.engines.blas import one_blas_thread
+from fitlab.numerics.blas import one_blas_thread
 from fitlab.run import Progress
 
 

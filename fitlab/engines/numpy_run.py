@@ -17,9 +17,9 @@ from scipy.linalg.blas import sgemm, sgemv
 
 from fitlab.blog import blog_test_figure, no_labels, setup
 from fitlab.config import Config
-from fitlab.engines.blas import gemm_arguments, one_blas_thread, product
 from fitlab.engines.numpy_net import FlatLayers, fit, layer_uses
 from fitlab.frames import FrameRecorder
+from fitlab.numerics.blas import gemm_arguments, one_blas_thread, product
 from fitlab.run import Progress, Run, make_run
 from fitlab.student.distance import DistanceTracker
 from fitlab.weights import Layers, teacher_as_student
@@ -79,7 +79,7 @@ class RunForward:
     numpy's matmul has a fixed cost per call before any arithmetic and
     cannot add into its output; sgemm (scipy's binding) costs less and
     computes c = alpha * a @ b + beta * c in place. Small products go
-    through sgemm, large ones through numpy's matmul (fitlab.engines.blas.product),
+    through sgemm, large ones through numpy's matmul (fitlab.numerics.blas.product),
     whose OpenBLAS build is a little faster there. Activations are kept
     transposed, (units, rows), C-ordered: each use's output is then a
     contiguous block of the next use's input, whose last row is the ones,

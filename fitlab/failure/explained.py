@@ -138,7 +138,7 @@ def _release_parent_links() -> None:
     AddmmBackward0 that saved the view. That node keeps the view, the view
     its grad_fn, the grad_fn its parent: a cycle through C++ that Python's
     garbage collector cannot see, so every replay left its net, inputs and
-    graph alive (1.3–1.8 MiB a call at width 256, tests/lib/test_workers.py).
+    graph alive (1.3–1.8 MiB a call at width 256, tests/lib/serving/test_workers.py).
     Anomaly mode reads the link only to print a failure in that node, which
     has been printed; without it the cycle is freed."""
     for obj in gc.get_objects():

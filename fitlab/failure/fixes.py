@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import Enum, auto
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,6 @@ import torch
 from torch import nn
 
 from fitlab.blog import setup
-from fitlab.budget import BUDGET_SECONDS, OverBudget, costly_fields, estimated_seconds, walked_graph_seconds
 from fitlab.config import Config
 from fitlab.data import attached_labels, detached_labels, make_labels
 from fitlab.engines.autograd import fit
@@ -26,6 +25,7 @@ from fitlab.explain.decode import freed_graph
 from fitlab.failure.versions import named_parameters
 from fitlab.model import TiedNet, reinitialise_as_student
 from fitlab.run import TrainingError
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, costly_fields, estimated_seconds, walked_graph_seconds
 
 
 def _labels_no_grad(teacher: TiedNet, inputs: torch.Tensor) -> torch.Tensor:
@@ -59,7 +59,7 @@ def reinitialise_through_data(net: TiedNet, generator: torch.Generator) -> None:
 class Variant:
     """One way to write the script.
 
-    name          what the variant is, in a few words
+    key           the variant, as an identifier (the page words it: ui/tabs/failure/gallery.py)
     change        the one line that differs from the blog's script
     make_labels   (teacher, X) -> labels
     copy_teacher  the student is a deep copy of the teacher, taken before the re-init
@@ -70,7 +70,7 @@ class Variant:
                   retain_graph, walks it again at every step)
     """
 
-    name: str
+    key: str
     change: str
     make_labels: Callable[[TiedNet, torch.Tensor], torch.Tensor]
     copy_teacher: bool = False
@@ -79,27 +79,27 @@ class Variant:
     attached: bool = True
 
 
-BLOG = Variant("as the blog wrote it", "labels = net(X).reshape((-1, 1))", attached_labels)
-DETACH = Variant(".detach() the labels", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
+BLOG = Variant("blog", "labels = net(X).reshape((-1, 1))", attached_labels)
+DETACH = Variant("detach", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
                  attached=False)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
-    Variant("labels under torch.no_grad()",
+    Variant("no_grad",
             "with torch.no_grad(): labels = net(X).reshape((-1, 1))", _labels_no_grad, attached=False),
-    Variant(".clone() the labels", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
-    Variant("no reshape (the blog's suspect)", "labels = net(X)", _labels_not_reshaped),
-    Variant("deep copy of the teacher",
+    Variant("clone", "labels = net(X).clone().reshape((-1, 1))", _labels_cloned),
+    Variant("no_reshape", "labels = net(X)", _labels_not_reshaped),
+    Variant("deep_copy",
             "student = copy.deepcopy(net)  # before the re-init; labels not detached",
             attached_labels, copy_teacher=True),
-    Variant("deep copy + retain_graph=True", "loss.backward(retain_graph=True)  # with the deep copy",
+    Variant("deep_copy_retain_graph", "loss.backward(retain_graph=True)  # with the deep copy",
             attached_labels, copy_teacher=True, retain_graph=True),
-    Variant("re-init through .data", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
+    Variant("data_reinit", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
             attached_labels, reinitialise=reinitialise_through_data),
-    Variant("identity saved-tensor hooks",
+    Variant("identity_hooks",
             "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
             _labels_through_identity_hooks),
-    Variant("identity hooks + retain_graph=True", "loss.backward(retain_graph=True)  # with the hooks",
+    Variant("identity_hooks_retain_graph", "loss.backward(retain_graph=True)  # with the hooks",
             _labels_through_identity_hooks, retain_graph=True),
 )
 
@@ -108,6 +108,7 @@ VARIANTS: tuple[Variant, ...] = (
 class FixOutcome:
     """What one variant did.
 
+    config             the settings it ran on
     history            epoch, train_loss, test_loss (epoch 0 before training)
     error              the exception from backward() that stopped it, or None
     first_gradients    the student's gradients after the first backward(), by
@@ -116,6 +117,7 @@ class FixOutcome:
                        weights, when the teacher is a separate net; else None
     """
 
+    config: Config
     variant: Variant
     history: pd.DataFrame
     error: TrainingError | None
@@ -139,11 +141,11 @@ def run_variant(config: Config, variant: Variant) -> FixOutcome:
     separate = {id(p) for p in teacher.parameters()}.isdisjoint(id(p) for p in student.parameters())
     grads = [p.grad for p in teacher.parameters() if p.grad is not None]
     teacher_gradient = (float(torch.sqrt(sum((g ** 2).sum() for g in grads))) if separate and grads else None)
-    return FixOutcome(variant, history, error, first, teacher_gradient)
+    return FixOutcome(config, variant, history, error, first, teacher_gradient)
 
 
 def variant_seconds(config: Config, variant: Variant) -> float:
-    """An upper bound, as fitlab.budget estimates, of how long `variant`
+    """An upper bound, as fitlab.serving.budget estimates, of how long `variant`
     takes on `config`. Detached labels train to the end: one run. Attached
     labels with retain_graph train to the end too, and every step walks the
     teacher's graph again. Attached labels without it stop by the second
@@ -206,27 +208,27 @@ GRADIENT_TOLERANCE = 1e-6
 class Judgement(Enum):
     """A variant as a fix of the blog's error."""
 
-    FIXES = "fixes it"
-    NO_FIX = "no fix"
-    CATCH = "runs, with a catch"
+    FIXES = auto()
+    NO_FIX = auto()
+    CATCH = auto()
 
 
 class Failure(Enum):
     """Why a variant that raised is no fix."""
 
-    BLOG = "the blog's own run: the in-place error"
-    SAME = "the blog's very error"
-    OTHER = "a different error"
-    FREED_GRAPH = "a backward through the graph the first backward freed"
+    BLOG = auto()  # the blog's own run: the in-place error
+    SAME = auto()  # the blog's very error
+    OTHER = auto()  # a different error
+    FREED_GRAPH = auto()  # a backward through the graph the first backward freed
 
 
 class Catch(Enum):
     """Something wrong with a variant beyond whether it raised."""
 
-    WRONG_GRADIENTS = "the first step's gradients differ from .detach()'s"
-    TEACHER_GRADIENTS = "the teacher's own weights get gradients"
-    WALKS_LABEL_GRAPH = "every backward walks the labels' graph again, kept in memory"
-    TRAINS_ON_WRONG_GRADIENTS = "it trains on wrong gradients to the end"
+    WRONG_GRADIENTS = auto()  # the first step's gradients differ from .detach()'s
+    TEACHER_GRADIENTS = auto()
+    WALKS_LABEL_GRAPH = auto()  # every backward walks the labels' graph again, kept in memory
+    TRAINS_ON_WRONG_GRADIENTS = auto()
 
 
 @dataclass(frozen=True)

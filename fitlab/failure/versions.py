@@ -9,14 +9,13 @@ version it was saved at; backward() refuses it if the counter moved on.
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pandas as pd
 import torch
 
-from fitlab.failure.graph import LabelGraph, SavedTensor
+from fitlab.failure.graph import LabelGraph
 
-MOMENTS = ("at the teacher's forward", "after the student's re-init", "at the failing backward")
+# The moments the ledger reads each counter at, as its columns (in words: fitlab.figures.tables).
+MOMENTS = ("teacher_forward", "student_reinit", "failing_backward")
 
 
 def named_parameters(named_layers) -> list[tuple[str, torch.Tensor]]:
@@ -33,7 +32,8 @@ def parameter_versions(named: list[tuple[str, torch.Tensor]]) -> dict[str, int]:
 
 def version_ledger(named: list[tuple[str, torch.Tensor]], moments: list[dict[str, int]],
                    graph: LabelGraph) -> pd.DataFrame:
-    """One row per parameter: its shape, what the labels' graph saved of it,
+    """One row per parameter: its shape, what the labels' graph saved of it
+    (`saved`: a (name, shape, version saved at) for each save, one per use),
     its version at each of MOMENTS, and whether a saved copy is stale.
 
     A parameter the graph never saved (the biases, and the first layer's
@@ -43,15 +43,9 @@ def version_ledger(named: list[tuple[str, torch.Tensor]], moments: list[dict[str
     for name, tensor in named:
         saved = [s for s in graph.saved if s.parameter == name]
         row = {"parameter": name, "shape": str(list(tensor.shape)),
-               "saved by the labels' graph": _saved_as(saved)}
+               "saved": tuple((s.name, tuple(s.shape), s.saved_version) for s in saved)}
         row.update({moment: versions[name] for moment, versions in zip(MOMENTS, moments)})
         row["stale"] = any(s.stale for s in saved)
         rows.append(row)
     return pd.DataFrame(rows)
 
-
-def _saved_as(saved: list[SavedTensor]) -> str:
-    """E.g. "mat2 [5, 5] at v1, ×2 (one per use)", or "not saved"."""
-    counts = Counter((s.name, s.shape, s.saved_version) for s in saved)
-    return "; ".join(f"{name} {list(shape)} at v{version}" + (f", ×{n} (one per use)" if n > 1 else "")
-                     for (name, shape, version), n in counts.items()) or "not saved"

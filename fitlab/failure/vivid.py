@@ -21,7 +21,7 @@ EDITS = {
     "label += 1": lambda label: label.add_(1),
     "label[0, 0] = label[0, 0] * 2": lambda label: label.__setitem__((0, 0), label[0, 0] * 2),
 }
-NETS = ("the blog's net", "the blog's net + a final ReLU")
+NETS = ("blog", "blog_relu")  # the blog's net, and the same ending in a ReLU (the page words them)
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,3 @@ def tied_gradient_ledger(config: Config) -> TiedGradients | None:
         difference = max(float((g - h.weight.grad).abs().max()) for g, h in zip(uses, student.hidden))
     return TiedGradients(table, config.tied, difference)
 
-
-def ledger_summary(ledger: TiedGradients) -> pd.DataFrame:
-    """One row per gradient column of the ledger (each use, their sum, the
-    stored .grad): its norm over all entries and its largest entry."""
-    columns = [c for c in ledger.table.columns if c not in ("row", "col")]
-    return pd.DataFrame([{"gradient": c, "norm": float(np.linalg.norm(ledger.table[c])),
-                          "largest |entry|": float(ledger.table[c].abs().max())} for c in columns])

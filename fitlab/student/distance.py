@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fitlab.engines.blas import one_blas_thread
+from fitlab.numerics.blas import one_blas_thread
 from fitlab.student.matching import HiddenUnits
 from fitlab.weights import Layers, teacher_as_student
 

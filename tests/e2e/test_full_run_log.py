@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config
-from fitlab.runlog import describe_changes
+from fitlab.serving.runlog import describe_changes
 from ui.words import WIDGET_LABELS
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
@@ -45,7 +45,7 @@ class RunLog:
         Each run is a step of its own: a width step, then a step of the
         shared layer's uses, and so on, however quickly they follow (only a
         setting stepped again at once passes through a run:
-        tests/lib/test_run_log_steps.py)."""
+        tests/lib/serving/test_runlog_steps.py)."""
         if runs < self.runs:
             raise RuntimeError(f"the shared page has made {self.runs} runs already, more than {runs}: "
                                "its tests must run in file order")

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
-from fitlab.affordable import nearest_affordable
-from fitlab.runlog import parameters_csv
+from fitlab.serving.affordable import nearest_affordable
+from fitlab.serving.runlog import parameters_csv
 
 from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 
@@ -117,7 +117,7 @@ def test_student_vs_teacher_pictures_agree_with_their_captions(page, server):
     # Raw as three solid lines; matched as points where it was computed: no
     # dashed line through sparse points to run above the raw curve.
     assert distances["lines"] == 3 and distances["dashed"] == 0 and distances["diamonds"] > 3
-    # At the defaults the exact matching finds a nearer relabelling (tests/lib/test_matching.py),
+    # At the defaults the exact matching finds a nearer relabelling (tests/lib/student/test_matching.py),
     # so the caption says what the diamonds are, not that they sit on the lines.
     expect(panel).to_contain_text("Diamonds: the nearest relabelling, found by trying every one that matters")
     expect(panel).not_to_contain_text("sits on its line")

@@ -15,7 +15,7 @@ Stack (most recent call last):
   File "/x/streamlit_app.py", line 3, in <module>
 2026-12-01 08:00:02,003 ERROR streamlit.runtime.scriptrunner: Uncaught app execution
 Traceback (most recent call last):
-/x/fitlab/charts.py:12: FutureWarning: this will change
+/x/fitlab/figures/charts.py:12: FutureWarning: this will change
 """
 
 
@@ -23,4 +23,4 @@ def test_a_quiet_log_passes_and_each_kind_of_problem_is_found():
     assert log_problems(QUIET) == []
     found = log_problems(NOISY)
     assert [line.split(" ")[0] if not line[0].isdigit() else line.split(" ")[2] for line in found] == [
-        "WARNING", "Stack", "ERROR", "Traceback", "/x/fitlab/charts.py:12:"]
+        "WARNING", "Stack", "ERROR", "Traceback", "/x/fitlab/figures/charts.py:12:"]

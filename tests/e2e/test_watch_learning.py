@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fitlab import Config, train
-from fitlab.watch_weights import layer_movement
+from fitlab.figures.watch_weights import layer_movement
 
 from .browsing import browser_page, expect, open_page, open_watch
 

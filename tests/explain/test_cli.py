@@ -16,6 +16,8 @@ import pytest
 
 from .test_explain import SCRIPTS, marked
 
+pytestmark = pytest.mark.slow  # every test runs the CLI, or python, as a process
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = SCRIPTS / "cli"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -365,6 +365,7 @@ def test_decode_adversarial_long_inputs_complete(chunk, n):
     assert decode(head + chunk * n) is not None
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_decoder_imports_no_torch():
     """A fresh interpreter: `import fitlab.explain.decode` (the page's pure-text decoder) leaves
     torch unimported, and the package's `decode` is still the function."""

@@ -14,6 +14,8 @@ import torch
 
 from .test_explain import SCRIPTS
 
+pytestmark = pytest.mark.slow  # a venv, pip and its python
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -11,6 +11,8 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
+pytestmark = pytest.mark.slow  # a Jupyter kernel
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CELLS = [

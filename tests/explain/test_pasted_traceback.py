@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from fitlab.explain import decode
 from fitlab.explain.decode import freed_graph, own_line, pasted_lines
 
@@ -39,6 +41,7 @@ def traceback_of(tmp_path, source: str, name: str = "train.py") -> str:
     return done.stderr
 
 
+@pytest.mark.slow  # runs the script with python for its traceback
 def test_the_users_own_line_is_read_from_a_real_traceback_not_torchs(tmp_path):
     text = traceback_of(tmp_path, SECOND_BACKWARD)
     frames = pasted_lines(text)
@@ -48,6 +51,7 @@ def test_the_users_own_line_is_read_from_a_real_traceback_not_torchs(tmp_path):
     assert own.function == "<module>"
 
 
+@pytest.mark.slow  # runs the script with python for its traceback
 def test_the_innermost_own_frame_is_named_inside_a_function(tmp_path):
     text = traceback_of(tmp_path, INPLACE_IN_A_FUNCTION, "model.py")
     assert decode(text) is not None
@@ -55,6 +59,7 @@ def test_the_innermost_own_frame_is_named_inside_a_function(tmp_path):
     assert (own.line, own.code) == (9, "step(w).backward()")   # torch raises in backward(), from line 9
 
 
+@pytest.mark.slow  # runs the script with python for its traceback
 def test_second_backward_is_recognised_and_is_not_the_inplace_error(tmp_path):
     text = traceback_of(tmp_path, SECOND_BACKWARD)
     assert freed_graph(text) and decode(text) is None

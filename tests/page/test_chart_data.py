@@ -19,8 +19,8 @@ from streamlit.testing.v1 import AppTest
 
 import ui.charts as charts
 from fitlab import Config, train
-from fitlab.charts import loss_chart
-from fitlab.watch_charts import watch_panels
+from fitlab.figures.charts import loss_chart
+from fitlab.figures.watch_charts import watch_panels
 from tests.page.helpers import open_tab, run_page
 
 # Non-default settings: every number below depends on them.

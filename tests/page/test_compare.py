@@ -6,9 +6,10 @@ import json
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 
 from fitlab import Config, train
-from fitlab.runlog import runs_csv
+from fitlab.serving.runlog import runs_csv
 from tests.page.helpers import charts_encoding, open_tab
 
 
@@ -81,7 +82,7 @@ def test_pinned_runs_survive_clearing_the_log(app):
     for i, width in enumerate((6, 7, 8)):
         app.select_slider(key="width").set_value(width).run()
         # Looking at each run (a rerun on it): a slider stepped on at once would pass
-        # through 7 (tests/lib/test_run_log_steps.py).
+        # through 7 (tests/lib/serving/test_runlog_steps.py).
         app.slider(key="compare_smoothing").set_value(0.1 * (i + 1)).run()
     app.multiselect(key="compare_pinned").select("#2 width=6").run()
     app.button(key="compare_clear").click().run()
@@ -129,6 +130,7 @@ def test_the_distance_chart_shows_the_approach_and_says_how_far_it_got(app):
     assert "Diamonds: the nearest relabelling, found by trying every one that matters at this width." in text
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_a_failed_run_is_listed_but_has_no_student_charts(app):
     app.checkbox(key="detach").uncheck().run()
     assert not app.exception

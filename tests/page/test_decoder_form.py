@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 
 from tests.page.helpers import open_page
@@ -47,6 +48,7 @@ def test_nothing_is_decoded_until_decode_is_pressed():
     assert any("*other* backward error" in i.value for i in at.info)
 
 
+@pytest.mark.slow  # runs a script with python for its traceback
 def test_a_pasted_traceback_names_its_own_file_and_line_as_plain_text(tmp_path):
     text, path = traceback_of(tmp_path, SCALAR)
     at = decode_page(text)
@@ -55,6 +57,7 @@ def test_a_pasted_traceback_names_its_own_file_and_line_as_plain_text(tmp_path):
     assert not any(path in m.value for m in at.markdown)        # never markdown of pasted text
 
 
+@pytest.mark.slow  # runs a script with python for its traceback
 def test_the_freed_graph_error_gets_its_own_short_explanation(tmp_path):
     text, path = traceback_of(tmp_path, FREED)
     assert "Trying to backward through the graph a second time" in text
@@ -65,6 +68,7 @@ def test_the_freed_graph_error_gets_its_own_short_explanation(tmp_path):
     assert any(c.value == f"{path}:5  loss.backward()" for c in at.code)
 
 
+@pytest.mark.slow  # runs a script with python for its traceback
 def test_a_scalar_is_worded_as_a_scalar_and_the_install_is_one_line(tmp_path):
     text, _ = traceback_of(tmp_path, SCALAR)
     assert "[torch.FloatTensor []]" in text and torch.__version__

@@ -8,10 +8,12 @@ from fitlab import Config, train
 from fitlab.blog import setup
 from fitlab.failure.autopsy import autopsy
 from fitlab.failure.fixes import VARIANTS
+from fitlab.figures.tables import ledger_table
 from fitlab.shared_layer.gradients import tied_gradient_ledger
 from fitlab.weights import parameter_table
-from tests.lib.test_diagnosis import parse_dot, red
+from tests.lib.failure.test_replay import parse_dot, red
 from tests.page.helpers import charts_encoding, loss_charts, open_page, open_tab
+from ui.tabs.failure.gallery import VARIANT_NAMES
 
 SETTINGS = dict(width=7, shared_repeats=3, epochs=5)
 
@@ -31,6 +33,7 @@ def failing(app):
     return app
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_error_panel_stays_first_then_the_four_views(failing):
     kinds = [type(e).__name__ for e in failing.main]
     assert kinds.index("Error") < kinds.index("Header")
@@ -41,13 +44,15 @@ def test_error_panel_stays_first_then_the_four_views(failing):
     assert "Fix gallery" not in [s.value for s in failing.subheader]   # its own tab, trained when opened
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_version_ledger_view(failing):
     ledger = failing.table[0].value
-    expected = autopsy(Config(detach=False, **SETTINGS)).ledger
+    expected = ledger_table(autopsy(Config(detach=False, **SETTINGS)).ledger)
     assert ledger.equals(expected)
     assert sorted(ledger.parameter[ledger.stale]) == ["last.weight", "shared.weight"]
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_graph_view_shows_the_stale_tensors(failing):
     dot = failing.get("graphviz_chart")[0].proto.spec
     nodes, _ = parse_dot(dot)
@@ -57,6 +62,7 @@ def test_graph_view_shows_the_stale_tensors(failing):
     assert any("`mat2` = `last.weight`" in m.value for m in failing.markdown)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_anomaly_view_quotes_the_label_line_of_the_blogs_script(failing):
     trace = next(c.value for c in failing.code if c.value.startswith('File "blog.py"'))
     assert "in get_label\n    return net(X).reshape((-1, 1))" in trace
@@ -64,12 +70,13 @@ def test_anomaly_view_quotes_the_label_line_of_the_blogs_script(failing):
     assert any("The same line as *saved here* above." in m.value for m in failing.markdown)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_fix_gallery_view(failing):
     open_tab(failing, "Fix gallery", key="failure_view")
     assert not failing.exception
     assert failing.error[0].value.startswith("**`loss.backward()` raised")   # the lesson's first screen stays
     table = failing.table[0].value
-    assert list(table.variant) == [v.name for v in VARIANTS]
+    assert list(table.variant) == [VARIANT_NAMES[v.key] for v in VARIANTS]
     message = train(Config(detach=False, **SETTINGS)).error.message
     assert table.outcome[0] == f"RuntimeError: {message}"
     assert table.outcome[1].startswith("trains: final train MSE")
@@ -101,6 +108,7 @@ def test_the_ledger_says_exactly_equal_only_when_it_is():
     assert not any("at most" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_student_table_says_no_step_touched_it_when_the_first_backward_failed(failing):
     config = Config(detach=False, **SETTINGS)
     run = train(config)
@@ -129,6 +137,7 @@ def test_no_shared_layer(app):
     assert any("no shared layer" in i.value for i in app.info)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_diagnosis_reruns_come_from_the_cache(failing, monkeypatch):
     import ui.tabs.failure.gallery as gallery
     import ui.tabs.failure.lesson as lesson
@@ -160,6 +169,7 @@ def test_a_closed_gradients_tab_draws_nothing_and_keeps_its_toggles(app):
     assert app.toggle(key="gradients_entries").value
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
     assert "4. The blog's “more vivid example”, run" in [s.value for s in failing.subheader]
     vivid = failing.table[-1].value
@@ -170,9 +180,10 @@ def test_the_vivid_example_and_the_lesson_notes_on_the_page(failing):
     assert any("torch.set_grad_enabled(True)" in m.value for m in failing.markdown)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_a_replay_whose_worker_dies_is_said_in_words_and_retried(monkeypatch):
     import ui.tabs.failure.script as script
-    from fitlab.isolation import WorkerDied
+    from fitlab.serving.isolation import WorkerDied
 
     def dies(*args, **kwargs):
         raise WorkerDied("the worker process exited (code -9)")

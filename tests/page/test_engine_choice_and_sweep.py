@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from fitlab import Config, train
 from tests.page.helpers import open_tab
 
@@ -20,6 +22,7 @@ def test_page_says_which_engine_ran_and_offers_the_other(app, trained):
     assert app.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_undetached_labels_run_autograd_whatever_the_engine(app):
     app.slider(key="epochs").set_value(3)  # the lesson's fix gallery trains its fixes for as many
     app.checkbox(key="detach").uncheck().run()

@@ -45,6 +45,7 @@ def test_sidebar_bounds_equal_configs(app):
     assert app.number_input(key="batch_size").max == Config().n_train
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
     app.checkbox(key="detach").uncheck().run()
     assert not app.exception
@@ -57,6 +58,7 @@ def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
     assert not app.error and len(loss_charts(app)) == 1
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_error_follows_the_width(app):
     app.slider(key="epochs").set_value(3)  # the lesson's fix gallery trains its fixes for as many
     app.select_slider(key="width").set_value(7)

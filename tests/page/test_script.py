@@ -86,6 +86,7 @@ SETTINGS = [
 ]
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 @pytest.mark.parametrize("settings", SETTINGS, ids=str)
 def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
     query = {"epochs": 3, **settings, "detach": "false"}
@@ -116,6 +117,7 @@ def test_lesson_marks_the_three_lines_of_the_blogs_script(settings):
     assert f"*retain_graph=True* changes line {line_of(script, LINES['failed'][0])}" in gallery_note
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_views_keep_their_order_under_the_script():
     at = open_page(timeout=180, detach="false", epochs="3")
     headers = [h.value for h in at.header]
@@ -221,6 +223,7 @@ def test_decoder_never_renders_pasted_markup():
     assert box.proto.max_chars == MAX_CHARS + 1  # one more than is read: a longer paste is told
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_decoder_is_there_with_detach_on_and_off():
     for query in ({}, {"detach": "false", "epochs": "2"}):
         at = open_page(timeout=180, **query)

@@ -35,6 +35,7 @@ def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
     assert page_config(at) == Config(width=48, lr=0.02)
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_a_link_with_detach_off_opens_the_lesson():
     # 3 epochs: the lesson's fix gallery trains its fixes for as many.
     at = open_link(detach="false", width="7", epochs="3")

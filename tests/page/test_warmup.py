@@ -17,6 +17,7 @@ from ui import warmup
 from ui.state import run_cache
 
 
+@pytest.mark.slow  # the warm-up starts a worker process
 def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(empty_cache, monkeypatch):
     trained = []
     real = fitlab.train
@@ -41,7 +42,7 @@ def test_warm_up_trains_the_default_run_then_the_lessons_once_a_page_is_drawn(em
     assert default.error is None and default.history.epoch.iloc[-1] == Config().epochs
     assert set(warmup.STUDENT_VIEWS) <= set(vars(default.student_teacher))  # the tab's tables are ready
     assert lesson.error is not None and lesson.error.type == "RuntimeError"
-    from fitlab.isolation import run_isolated
+    from fitlab.serving.isolation import run_isolated
     from ui.tabs.failure.script import cached_explained
 
     monkeypatch.setattr("ui.tabs.failure.script.run_isolated",
@@ -72,6 +73,7 @@ print(seen)
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_pages_frame_is_drawn_before_it_imports_torch():
     """A fresh server's first page sends its title, decoder and sidebar before
     it needs torch (the tabs import it), so the browser draws them while the
@@ -81,3 +83,10 @@ def test_the_pages_frame_is_drawn_before_it_imports_torch():
                          capture_output=True, text=True, timeout=240, check=True).stdout
     (keys,) = ast.literal_eval(out.strip().splitlines()[-1])
     assert {"width", "lr", "detach", "decode_message"} <= set(keys), keys
+
+
+def test_the_warm_up_imports_every_module_the_page_imports():
+    tree = ast.parse((Path(__file__).parents[2] / "streamlit_app.py").read_text())
+    page = {node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module.startswith("ui.") and node.module != "ui.warmup"}
+    assert page and page == set(warmup.PAGE_MODULES)

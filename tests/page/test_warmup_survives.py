@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
+
 import fitlab
-from fitlab import isolation
+from fitlab.serving import isolation
 from ui import warmup
 
 
+@pytest.mark.slow  # the warm-up starts a worker process
 def test_warm_up_survives_its_worker_dying(empty_cache, monkeypatch):
     from ui.tabs.failure import script
 

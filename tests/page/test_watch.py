@@ -3,6 +3,8 @@ suite moves it: tests/e2e)."""
 
 import json
 
+import pytest
+
 from fitlab import Config, train
 from tests.page.helpers import open_page, open_tab
 
@@ -34,6 +36,7 @@ def test_the_watch_tab_draws_every_picture_of_the_run_at_a_scrubbed_epoch():
     assert player.proto.unsafe_allow_javascript
 
 
+@pytest.mark.slow  # the lesson's script runs in a worker process
 def test_the_lesson_has_no_scrubbed_view():
     at = open_page(detach="false", epochs="3")  # the fix gallery trains its fixes for as many
     assert not at.exception
@@ -54,7 +57,7 @@ def test_the_scrubbed_view_is_drawn_only_while_its_tab_is_open():
 
 
 def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_diverged():
-    from fitlab.watch_weights import layer_movement
+    from fitlab.figures.watch_weights import layer_movement
     from ui.tabs.watch import watch_note
 
     run = train(Config(width=7, lr=0.05, epochs=30))
@@ -65,3 +68,14 @@ def test_the_one_line_says_how_far_each_layer_moved_and_a_diverged_run_says_it_d
     diverged = train(Config(lr=10.0, epochs=15))
     assert watch_note(diverged).startswith("The student at the epoch the slider picks. Its weights diverged")
     assert "nan%" not in watch_note(diverged)
+
+
+def test_the_player_is_read_from_its_asset_file_whatever_the_working_folder(tmp_path, monkeypatch):
+    import importlib
+
+    import ui.tabs.watch as watch
+
+    monkeypatch.chdir(tmp_path)
+    player = importlib.reload(watch).player_html(train(Config(epochs=4)))
+    assert player.startswith("<style>") and '<div class="fitlab-player">' in player
+    assert "epoch 4 of 4" in player and "%(" not in player

@@ -107,8 +107,8 @@ def test_a_data_write_bumps_no_version_so_the_readme_says_not_every_write_does()
 @pytest.mark.parametrize("batch_size", [5, 50])
 def test_the_attached_variants_fail_at_the_second_step_whatever_the_batch_size(batch_size):
     config = Config(batch_size=batch_size, epochs=3)
-    stopped = [run_variant(config, v) for v in VARIANTS if v.name in (
-        "deep copy of the teacher", "re-init through .data", "identity saved-tensor hooks")]
+    stopped = [run_variant(config, v) for v in VARIANTS if v.key in (
+        "deep_copy", "data_reinit", "identity_hooks")]
     steps = {(o.error.epoch - 1) * config.batches_per_epoch + o.error.batch for o in stopped}
     assert steps == {2}
     assert "fail at the second step" in read("docs/diagnosis.md")

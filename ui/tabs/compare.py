@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 import fitlab
-from fitlab.charts import overlay_chart
 from fitlab.config import Config
+from fitlab.figures.charts import overlay_chart
 from fitlab.run import Run
-from fitlab.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
+from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.state import TabKeys, run_cache
 

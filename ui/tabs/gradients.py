@@ -8,10 +8,10 @@ from dataclasses import replace
 import streamlit as st
 
 from fitlab import Config
-from fitlab.charts import tying_chart
+from fitlab.figures.charts import tying_chart
+from fitlab.figures.tables import ledger_summary, tying_summary
 from fitlab.run import Run
-from fitlab.shared_layer.gradients import TiedGradients, ledger_summary, tied_gradient_ledger
-from fitlab.shared_layer.tying import tying_summary
+from fitlab.shared_layer.gradients import TiedGradients, tied_gradient_ledger
 from ui.state import TabKeys, run_with_progress
 from ui.words import FIELD_LABELS
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fitlab.charts import distance_chart, prediction_chart, slice_chart
+from fitlab.figures.charts import distance_chart, prediction_chart, slice_chart
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from ui.charts import draw

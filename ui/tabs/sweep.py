@@ -9,8 +9,8 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
-from fitlab.budget import OverBudget, check_sweep, sweep_seconds
-from fitlab.charts import sweep_heatmap
+from fitlab.figures.charts import sweep_heatmap
+from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, final_losses, grid, parse_axis
 from ui.sidebar import WIDTHS
 from ui.state import TabKeys, heavy

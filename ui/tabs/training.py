@@ -12,10 +12,10 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from fitlab import Config
-from fitlab.charts import diverging_tint, loss_chart
+from fitlab.figures.charts import diverging_tint, loss_chart
+from fitlab.figures.tables import history_csv, history_file_name
 from fitlab.outcome import outcome
 from fitlab.run import Run
-from fitlab.tables import history_csv, history_file_name
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import draw
 from ui.words import FIELD_LABELS, loss_change
@@ -177,7 +177,7 @@ def padding(config: Config, net: str, _params: pd.DataFrame) -> pd.DataFrame:
 def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
                    padded: Callable[[], pd.DataFrame] | None = None) -> pd.DataFrame | Styler:
     """The matrix styled as shown: each cell's background on the watch view's
-    diverging scale (fitlab.charts.diverging_tint, stronger up to ±bound)
+    diverging scale (fitlab.figures.charts.diverging_tint, stronger up to ±bound)
     while it is small enough to colour; padding past a layer's inputs blank,
     and a diverged run's NaN and inf written out (the grid would show
     "None"). The bare matrix when it is finite and too large to colour.

@@ -3,7 +3,7 @@ scrub through the recorded frames, and Play, all in the browser. Its own tab,
 drawn only while open: its six pictures cost the browser about as much as
 the rest of the Training tab (docs/browser.md).
 
-Each picture is a Vega-Lite spec of its own (fitlab.watch_charts) whose
+Each picture is a Vega-Lite spec of its own (fitlab.figures.watch_charts) whose
 epoch parameter is bound to a range input: Vega redraws it when the input
 moves, and the script does not rerun. The pictures sit in columns, which
 Streamlit stacks on a phone, so the page draws one slider of its own above
@@ -16,85 +16,18 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import streamlit as st
 
+from fitlab.figures.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
+from fitlab.figures.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
 from fitlab.run import Run
-from fitlab.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
-from fitlab.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
 from ui.charts import spec
 
-# Only this file's own code and numbers from the run go in: nothing a user typed.
-PLAYER = """
-<style>
-  /* The page's slider moves every picture; their own inputs stay hidden. */
-  .st-key-watch_pictures .vega-bindings { display: none !important; }
-  /* The controls stay in reach while the pictures scroll under them. */
-  .st-key-watch [data-testid="stElementContainer"]:has(.fitlab-player) {
-    position: sticky; top: 3.75rem; z-index: 20; background: var(--background-color, #fff);
-    padding: .25rem 0; }
-  .fitlab-player { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
-  .fitlab-player input[type="range"] { flex: 1 1 16rem; min-width: 12rem; }
-  .fitlab-player button { min-width: 6.5rem; }
-  .fitlab-player [data-role="readout"] { font-variant-numeric: tabular-nums; font-weight: 600; min-width: 9rem; }
-</style>
-<div class="fitlab-player">
-  <button type="button" data-act="play">▶ Play</button>
-  <input type="range" data-role="epoch" aria-label="epoch" min="0" max="%(last)d" step="%(step)d" value="%(last)d">
-  <span data-role="readout" aria-live="polite">epoch %(last)d of %(last)d</span>
-  <label>Speed <select data-role="speed">
-    <option value="0.5">slow</option><option value="1" selected>normal</option><option value="3">fast</option>
-  </select></label>
-  <label><input type="checkbox" data-role="loop"> Loop</label>
-</div>
-<script>
-(() => {
-  const epochs = %(epochs)s;
-  const scale = %(scale)r;
-  const tick = %(tick)d;
-  const root = document.querySelector('.fitlab-player');
-  const range = root.querySelector('[data-role="epoch"]');
-  const button = root.querySelector('[data-act="play"]');
-  const readout = root.querySelector('[data-role="readout"]');
-  const speed = root.querySelector('[data-role="speed"]');
-  const loop = root.querySelector('[data-role="loop"]');
-  const pictures = () => document.querySelectorAll('.st-key-watch_pictures .vega-bindings input[type="range"]');
-  // The recorded frame each picture shows for an epoch: the charts' own rule.
-  const shown = (epoch) => epochs[Math.min(Math.max(Math.round(epoch * scale), 0), epochs.length - 1)];
-  if (window.fitlabPlayer) clearInterval(window.fitlabPlayer);
-  window.fitlabPlayer = null;
-  const show = (epoch) => {
-    range.value = epoch;
-    for (const input of pictures()) {
-      input.value = epoch;
-      input.dispatchEvent(new Event('input', {bubbles: true}));
-    }
-    readout.textContent = 'epoch ' + shown(epoch) + ' of ' + %(last)d;
-  };
-  const stop = (label) => {
-    clearInterval(window.fitlabPlayer);
-    window.fitlabPlayer = null;
-    button.textContent = label || '▶ Play';
-  };
-  const next = () => epochs.find((e) => e > Number(range.value));
-  const start = () => {
-    if (next() === undefined) show(epochs[0]);   // at the end: from the start
-    button.textContent = 'Pause';
-    clearInterval(window.fitlabPlayer);
-    window.fitlabPlayer = setInterval(() => {
-      const epoch = next();
-      if (epoch !== undefined) { show(epoch); return; }
-      if (loop.checked) { show(epochs[0]); return; }
-      stop('▶ Replay');
-      readout.textContent = 'epoch ' + %(last)d + ' of ' + %(last)d + ': the end';
-    }, tick / Number(speed.value));
-  };
-  button.addEventListener('click', () => (window.fitlabPlayer ? stop() : start()));
-  speed.addEventListener('change', () => { if (window.fitlabPlayer) start(); });
-  range.addEventListener('input', () => { if (window.fitlabPlayer) stop(); show(Number(range.value)); });
-})();
-</script>
-"""
+# The player's HTML, CSS and JavaScript, a %-template: only its own code and
+# numbers from the run go in, nothing a user typed.
+PLAYER = (Path(__file__).resolve().parents[1] / "assets" / "watch_player.html").read_text(encoding="utf-8")
 PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")

@@ -14,7 +14,7 @@ import streamlit as st
 
 from fitlab import Config
 from fitlab.failure.explained import ExplainedBlog
-from fitlab.isolation import WorkerDied
+from fitlab.serving.isolation import WorkerDied
 from ui.tabs.failure.gallery import gallery_section, script_gallery_note
 from ui.tabs.failure.lesson import cached_autopsy, error_panel
 from ui.tabs.failure.script import blog_script_section, cached_explained

@@ -26,6 +26,20 @@ from ui.phone import stacked_table_style
 from ui.state import heavy
 from ui.tabs.failure.script import line_of, marks_of
 
+# Each variant of fitlab.failure.fixes.VARIANTS, by its key, in a few words.
+VARIANT_NAMES = {
+    "blog": "as the blog wrote it",
+    "detach": ".detach() the labels",
+    "no_grad": "labels under torch.no_grad()",
+    "clone": ".clone() the labels",
+    "no_reshape": "no reshape (the blog's suspect)",
+    "deep_copy": "deep copy of the teacher",
+    "deep_copy_retain_graph": "deep copy + retain_graph=True",
+    "data_reinit": "re-init through .data",
+    "identity_hooks": "identity saved-tensor hooks",
+    "identity_hooks_retain_graph": "identity hooks + retain_graph=True",
+}
+
 
 def gallery_section(config: Config) -> None:
     """Every candidate fix, run for real on these settings."""
@@ -62,7 +76,7 @@ def gallery_with_progress(config: Config) -> tuple[FixOutcome, ...]:
     bar = st.progress(0, text="Running every fix for real…")
     outcomes = []
     for i, variant in enumerate(VARIANTS):
-        bar.progress(i / len(VARIANTS), text=f"Running the fixes for real: {variant.name}")
+        bar.progress(i / len(VARIANTS), text=f"Running the fixes for real: {VARIANT_NAMES[variant.key]}")
         outcomes.append(cached_outcome(config, i))
     bar.empty()
     return tuple(outcomes)
@@ -113,8 +127,8 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
         if Catch.TEACHER_GRADIENTS in catches:
             said.append(f"the teacher's weights get gradients too (norm {outcome.teacher_gradient:.3g})")
         if Catch.WALKS_LABEL_GRAPH in catches:
-            said.append("every backward() also walks the teacher's graph of all 200 labels again, "
-                        "and keeps it in memory")
+            said.append(f"every backward() also walks the teacher's graph of all {outcome.config.n_samples} "
+                        "labels again, and keeps it in memory")
         if Catch.TRAINS_ON_WRONG_GRADIENTS in catches:
             last, right = outcome.history.iloc[-1], detached.history.iloc[-1]
             said.append(f"it trains on wrong gradients to the end (final train MSE "
@@ -139,7 +153,7 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
 def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:
     """variant, code change, outcome, verdict: one row per outcome."""
     blog, detached = references(outcomes)
-    return pd.DataFrame([{"variant": o.variant.name, "code change": o.variant.change,
+    return pd.DataFrame([{"variant": VARIANT_NAMES[o.variant.key], "code change": o.variant.change,
                           "outcome": outcome_text(o, blog), "verdict": verdict_text(v, o, detached)}
                          for o, v in zip(outcomes, verdicts(outcomes))])
 

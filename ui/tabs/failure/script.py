@@ -11,7 +11,7 @@ import streamlit as st
 from fitlab import Config
 from fitlab.explain import format_report
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, Mark, explained_blog
-from fitlab.isolation import WorkerDied, run_isolated
+from fitlab.serving.isolation import WorkerDied, run_isolated
 from ui.state import heavy, replay_seconds
 
 # Seconds the anomaly replay may take in its worker: one forward and backward

@@ -12,18 +12,20 @@ from fitlab.explain import decode
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog
 from fitlab.failure.graph import graph_dot, named_in_error
-from fitlab.failure.versions import MOMENTS
 from fitlab.failure.vivid import NETS, VividCase, vivid_example
+from fitlab.figures.tables import MOMENT_HEADERS, ledger_table
 from ui.tabs.failure.lesson import NEVER_SAVED, code_names
 from ui.tabs.failure.script import line_of, marks_of
 
 _STALE_ROW = "background-color: #fde0e0"
+# fitlab.failure.vivid.NETS, in words.
+NET_NAMES = dict(zip(NETS, ("the blog's net", "the blog's net + a final ReLU"), strict=True))
 
 
 def version_ledger_section(replay: Autopsy) -> None:
     """1. Each parameter's version counter at three moments, stale rows red."""
     st.subheader("1. Version ledger")
-    ledger = replay.ledger
+    ledger = ledger_table(replay.ledger)
     st.markdown(ledger_note(replay))
     styled = ledger.style.apply(lambda row: [_STALE_ROW if row.stale else ""] * len(row), axis=1)
     st.table(styled.hide(axis="index"))
@@ -34,10 +36,11 @@ def ledger_note(replay: Autopsy) -> str:
     this replay's parameters were saved and went stale."""
     ledger = replay.ledger
     stale = ledger[ledger.stale]
+    moments = list(MOMENT_HEADERS.values())
     return ("An in-place op on a tensor, such as the re-init's `kaiming_normal_` and `zeros_`, bumps its "
             "**version counter** (a write through `.data` does not); a tensor saved for "
             "backward remembers the version it was saved at. Here is each parameter's counter "
-            f"{', '.join(MOMENTS[:-1])} and {MOMENTS[-1]}. The labels' graph saved "
+            f"{', '.join(moments[:-1])} and {moments[-1]}. The labels' graph saved "
             f"**{len(replay.saved_parameters)}** of {len(ledger)} parameters; **{len(stale)}** of them are stale "
             f"(red): {code_names(stale.parameter)}. "
             f"The others ({code_names(replay.unsaved_parameters)}) were never saved: {NEVER_SAVED}. "
@@ -172,7 +175,7 @@ def vivid_note(cases: tuple[VividCase, ...]) -> str:
 def vivid_table(cases: tuple[VividCase, ...]) -> pd.DataFrame:
     """net, edit, what made label (and what it saved), outcome: one row per case."""
     return pd.DataFrame([{
-        "net": c.net, "in-place edit of label": c.edit,
+        "net": NET_NAMES[c.net], "in-place edit of label": c.edit,
         "label made by (saved)": f"{c.node} ({', '.join(c.saved) or 'nothing'})",
         "loss.backward()": "✓ runs" if c.error is None else f"✗ RuntimeError: {_tensor_part(c.error)}",
     } for c in cases])

@@ -1,0 +1,108 @@
+"""The job gate, with real threads: a few jobs at once, the rest in line in
+arrival order, each told its place; a full line refuses."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from fitlab.serving.jobs import JobGate, Place, ServerBusy
+
+PATIENCE = 10  # seconds a test waits for a thread before calling it stuck
+
+
+def wait_until(condition) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, "a thread is stuck"
+        time.sleep(0.001)
+
+
+def start(target, *args) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_no_more_than_slots_jobs_run_at_once():
+    gate = JobGate(slots=2)
+    lock, now, peak = threading.Lock(), [0], [0]
+
+    def job():
+        with gate.slot():
+            with lock:
+                now[0] += 1
+                peak[0] = max(peak[0], now[0])
+            time.sleep(0.02)
+            with lock:
+                now[0] -= 1
+
+    threads = [start(job) for _ in range(12)]
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert peak[0] == 2 and gate.running == 0 and gate.waiting == 0
+
+
+def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
+    gate = JobGate(slots=1, refresh=None)  # told on changes only
+    started, places = [], {i: [] for i in range(4)}
+
+    def job(i):
+        with gate.slot(on_wait=places[i].append):
+            started.append(i)
+
+    with gate.slot():  # the one running job
+        threads = []
+        for i in range(4):
+            threads.append(start(job, i))
+            wait_until(lambda: gate.waiting == i + 1)  # in line before the next arrives
+        wait_until(lambda: all(places[i] for i in range(4)))
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert started == [0, 1, 2, 3]
+    assert places[0] == [Place(0, 1)]
+    assert places[3][0] == Place(3, 1)
+    # Told again as the line moves up, and only when the place changed.
+    for told in places.values():
+        aheads = [p.ahead for p in told]
+        assert aheads == sorted(aheads, reverse=True)
+        assert all(a != b for a, b in zip(told, told[1:]))
+
+
+def test_a_full_line_turns_the_next_job_away():
+    gate = JobGate(slots=1, max_waiting=2)
+    with gate.slot():
+        waiters = [start(lambda: gate.run(lambda: None)) for _ in range(2)]
+        wait_until(lambda: gate.waiting == 2)
+        with pytest.raises(ServerBusy, match="2 jobs are already waiting"):
+            with gate.slot():
+                pass
+    for thread in waiters:
+        thread.join(PATIENCE)
+    assert gate.run(lambda x: x + 1, 1) == 2
+
+
+def test_a_wait_cut_short_leaves_the_line_and_a_failing_job_frees_its_slot():
+    gate = JobGate(slots=1)
+    failures = []
+
+    class Rerun(Exception):
+        """Stands for Streamlit's rerun, raised from a page element while waiting."""
+
+    def impatient():
+        def give_up(place):
+            raise Rerun
+        try:
+            with gate.slot(on_wait=give_up):
+                pass
+        except Rerun:
+            failures.append("left the line")
+
+    with gate.slot():
+        start(impatient).join(PATIENCE)
+        assert failures == ["left the line"] and gate.waiting == 0
+    with pytest.raises(ZeroDivisionError):
+        gate.run(lambda: 1 / 0)
+    assert gate.running == 0 and gate.run(lambda: "next") == "next"

@@ -1,0 +1,96 @@
+"""How the suite is marked and spread over the cores (a plugin, registered by
+tests/conftest.py): the `browser` and `slow` marks a test that needs the
+`streamlit run` server gets, the order (load tests first, then the browser
+unit), xdist's units of work (a module, or the whole browser suite), and the
+load tests' running alone."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names each test's group from its xdist_group mark
+def pytest_collection_modifyitems(items):
+    """A test that needs the streamlit server (tests/e2e) drives Chromium: it
+    carries the `browser` marker, so `pytest -m "not browser"` runs the rest.
+    It and the load tests (their own server) also carry `slow`: they start
+    processes, and `pytest -m "not slow"` leaves them out of the inner loop.
+
+    The suite runs on both cores (pytest-xdist, `-n 2` in pyproject.toml):
+    each module is one unit of work (pytest_xdist_make_scheduler), so its
+    module fixtures run once, and the browser tests are one unit, the group
+    `browser`, so one worker starts one server and one Chromium for all of
+    them, as a single process did.
+
+    The load tests run first and alone (load_tests_alone): their goals are the
+    served app's under its own crowd, and later in a session the browser
+    suite's server, its workers and Chromium are still up beside it (in one
+    full run that put first replies at 2.5–6.5 s, against 1.3–4.7 s alone).
+    The browser unit comes next: it is the longest, so it starts first on the
+    other worker."""
+    for item in items:
+        browser = "server" in getattr(item, "fixturenames", ())
+        if browser:
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        if browser or item.get_closest_marker("load") is not None:  # the load tests start their own server
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: (item.get_closest_marker("load") is None,
+                                 item.get_closest_marker("browser") is None))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's loadgroup, but a test outside a group goes with its module
+    (as loadfile), not alone."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModulesAndGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):  # xdist's own test for a group's suffix
+                return nodeid.split("@")[-1]
+            return nodeid.split("::", 1)[0]
+
+    return ModulesAndGroups(config, log)
+
+
+def pytest_collection_finish(session):
+    session.config.stash[_LOAD_TESTS] = sum(item.get_closest_marker("load") is not None for item in session.items)
+
+
+_LOAD_TESTS, _LOAD_DONE = pytest.StashKey[int](), pytest.StashKey[bool]()
+# A worker whose load tests never finish (it crashed) holds the others back no longer than this.
+LOAD_WAIT_SECONDS = 900
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """load_tests_alone: under xdist, no other test starts before every load
+    test of the session has finished; each worker counts them in a file
+    beside the workers' temporary folders. (In one process the sort alone
+    does it.)"""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None or not item.config.stash[_LOAD_TESTS]:
+        return (yield)
+    finished = Path(item.config.option.basetemp).parent / "fitlab-load-tests-finished"
+    if item.get_closest_marker("load") is None:
+        if not item.config.stash.get(_LOAD_DONE, False):
+            deadline = time.monotonic() + LOAD_WAIT_SECONDS
+            while _lines(finished) < item.config.stash[_LOAD_TESTS] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            item.config.stash[_LOAD_DONE] = True
+        return (yield)
+    try:
+        return (yield)
+    finally:
+        with finished.open("a") as tally:
+            tally.write(item.nodeid + "\n")
+
+
+def _lines(path: Path) -> int:
+    try:
+        return len(path.read_text().splitlines())
+    except FileNotFoundError:
+        return 0
