@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two processes, each forking one child per script
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CORRECT = sorted((HERE / "correct").glob("*.py"))
