@@ -29,7 +29,8 @@ _HOME = {
     "Frame": "stack", "Via": "stack",
     "Recorder": "recorder",
     "Fix": "advice", "Edit": "edits",
-    "Report": "report", "SilentWrite": "report", "TensorFacts": "report", "WriteFacts": "report",
+    "Report": "report", "SilentWrite": "report", "StaleTensor": "report", "TensorFacts": "report",
+    "WriteFacts": "report",
     "format_report": "report",
     "run_script": "runner", "run_module": "runner", "run_fixed": "fix", "Proof": "fix",
     "recording": "notebook", "Recording": "notebook",
@@ -37,8 +38,8 @@ _HOME = {
 }
 
 __all__ = ["Decoded", "Edit", "Fix", "Frame", "Proof", "Recorder", "Recording", "Report", "SilentWrite",
-           "TensorFacts", "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension", "recording",
-           "run_fixed", "run_module", "run_script"]
+           "StaleTensor", "TensorFacts", "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension",
+           "recording", "run_fixed", "run_module", "run_script"]
 
 
 def __getattr__(name: str):

@@ -29,17 +29,25 @@ def _renamed(chain: tuple, names: dict) -> tuple:
     return tuple(dataclasses.replace(f, file=names.get(f.file, f.file)) for f in chain)
 
 
+def _named_fix(fix, names: dict):
+    return None if fix is None else dataclasses.replace(fix, edits=tuple(
+        dataclasses.replace(e, file=names.get(e.file, e.file)) for e in fix.edits))
+
+
 def named_for_ipython(report, names: dict):
     """The report with each frame in a cell named "Cell In[N]"."""
     if not names:
         return report
+    also = tuple(dataclasses.replace(
+        a, saved_at=_renamed(a.saved_at, names), fix=_named_fix(a.fix, names),
+        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in a.writes))
+        for a in report.also)
     return dataclasses.replace(
         report, saved_at=_renamed(report.saved_at, names), failed_at=_renamed(report.failed_at, names),
         writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in report.writes),
         silent_writes=tuple(dataclasses.replace(s, frames=_renamed(s.frames, names))
                             for s in report.silent_writes),
-        fix=None if report.fix is None else dataclasses.replace(report.fix, edits=tuple(
-            dataclasses.replace(e, file=names.get(e.file, e.file)) for e in report.fix.edits)))
+        fix=_named_fix(report.fix, names), also=also)
 
 
 def _display(text: str) -> None:

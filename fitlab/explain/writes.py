@@ -92,6 +92,7 @@ def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
     below, call = _below, op._op
 
     def kernel(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         if _INSIDE.depth:  # an op a foreach or fused op runs inside itself: it was reported
             with below():
                 out = call(*args, **kwargs)
@@ -116,6 +117,7 @@ def _passing_kernel(name: str, op, written: tuple, inplace: bool):
     after, redispatch = _after_key, op.redispatch
 
     def kernel(keyset, *args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         if not _INSIDE.depth:
             tensors = _tensors(written, args, kwargs)
             for rec in ACTIVE:

@@ -37,6 +37,15 @@ CELLS = [
      "print('report', ok.report)"),
     # %%explain on a cell that works: nothing extra shown.
     "%%explain\nprint('fine', torch.ones(2).sum().item())",
+    # Cell In[7]: the forward, run outside any recording...
+    "w = torch.randn(3, requires_grad=True)\nz = w.sigmoid()\nz.mul_(2)",
+    # ...and recording() around only the backward, as one tries first.
+    ("with fitlab.explain.recording() as late:\n"
+     "    try:\n"
+     "        z.sum().backward()\n"
+     "    except RuntimeError:\n"
+     "        pass\n"
+     "print(late)"),
     "base = torch.randn(3, requires_grad=True)\nseen = []",
     # Cell In[8]: --fix reruns the edited cell on copies of what it reads.
     "%%explain --fix\nseen.append(1)\ny = torch.exp(base)\ny += 1\ny.sum().backward()",
@@ -72,6 +81,21 @@ def test_explain_magic_names_the_cells_lines_and_the_fix(outputs):
     # Only the cell's own lines: not the outer cell that called the magic, not IPython's.
     assert "run_cell_magic" not in text and "site-packages" not in text
     assert "<pre>" in shown["data"]["text/html"] and "y += 1" in shown["data"]["text/html"]
+
+
+def test_ipython_shows_none_of_fitlabs_frames(outputs):
+    # __tracebackhide__ in the recorder's frames: IPython's traceback of the cell as without it.
+    error = next(o for o in outputs[1] if o["output_type"] == "error")
+    tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+    assert "backward" in tb
+    assert "fitlab" not in tb, tb
+
+
+def test_recording_only_the_backward_says_so_once_with_the_cells_names(outputs):
+    text = text_of(outputs[7])
+    assert text.count("was made before the recording started") == 1, text
+    assert "no longer recorded" not in text
+    assert "failed at  Cell In[8], line 3  z.sum().backward()" in text, text
 
 
 def test_kernel_keeps_running_and_holds_the_report(outputs):
