@@ -2,12 +2,13 @@
 this one process (which imports torch and transformers once: a fresh interpreter per script
 and side costs seconds each on a shared machine).
 
-    python tests/explain/differential.py (python|explain) OUTDIR SCRIPT...
+    python tests/explain/differential.py (python|explain|fix) OUTDIR SCRIPT...
 
 For each SCRIPT, OUTDIR/NAME.out, .err and .rc hold its stdout, stderr and exit status. The
 python side runs the file with runpy as `__main__` (sys.argv and sys.path[0] as python sets
 them), prints an uncaught exception with sys.excepthook and exits 1, runs atexit handlers and
-flushes, as the interpreter does on its way out; the explain side calls the CLI's main().
+flushes, as the interpreter does on its way out; the explain side calls the CLI's main(), the
+fix side main() with --fix (which keeps each backward's gradients while recording).
 """
 
 import atexit
@@ -35,9 +36,12 @@ def as_python(path: str) -> int:
     return 0
 
 
-def as_explain(path: str) -> int:
+def as_explain(path: str, *options: str) -> int:
     from fitlab.explain.__main__ import main
-    return main([path])
+    return main([*options, path])
+
+
+SIDES = {"python": as_python, "explain": as_explain, "fix": lambda path: as_explain(path, "--fix")}
 
 
 def run(side: str, path: str, outdir: str) -> None:
@@ -50,7 +54,7 @@ def run(side: str, path: str, outdir: str) -> None:
             out, err = (os.open(base + ext, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for ext in (".out", ".err"))
             os.dup2(out, 1)
             os.dup2(err, 2)
-            code = (as_python if side == "python" else as_explain)(path)
+            code = SIDES[side](path)
             atexit._run_exitfuncs()
         finally:
             for stream in (sys.stdout, sys.stderr):
@@ -66,7 +70,7 @@ def run(side: str, path: str, outdir: str) -> None:
 
 if __name__ == "__main__":
     side, outdir, *paths = sys.argv[1:]
-    if side == "explain":
+    if side != "python":
         import fitlab.explain.runner  # noqa: F401 - imported, and torch's schemas read, before the forks
         from fitlab.explain import writes
         writes.written_ops()

@@ -1,7 +1,7 @@
 """Do no harm: correct programs behave under fitlab.explain exactly as under python.
 
 Each script of tests/explain/correct/ (and two fixtures that finish) runs as python runs it
-and under the CLI (tests/explain/differential.py: each in a fork of one process that imported
+and under the CLI, plain and with --fix (tests/explain/differential.py: each in a fork of one process that imported
 torch and transformers once); exit status, stdout and stderr must be equal, stderr apart from
 the tool's own report after it. The scripts print their final losses as float.hex(), so the
 numbers are compared bit for bit: tiny random BERT and GPT-2 from transformers, writes to
@@ -28,10 +28,10 @@ SCRIPTS = CORRECT + FINISHING
 
 @pytest.fixture(scope="module")
 def sides(tmp_path_factory):
-    """{side: folder of NAME.out/.err/.rc}: both sides run at once, one process each."""
+    """{side: folder of NAME.out/.err/.rc}: the sides run at once, one process each."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     out, procs = {}, []
-    for side in ("python", "explain"):
+    for side in ("python", "explain", "fix"):
         out[side] = tmp_path_factory.mktemp(side)
         procs.append(subprocess.Popen([sys.executable, str(HERE / "differential.py"), side, str(out[side]),
                                        *map(str, SCRIPTS)], cwd=ROOT, env=env,
@@ -46,9 +46,10 @@ def _read(folder: Path, script: Path, ext: str) -> str:
     return (folder / (script.stem + ext)).read_text()
 
 
+@pytest.mark.parametrize("side", ["explain", "fix"])
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_same_exit_status_output_and_numbers(sides, script):
-    py, ex = sides["python"], sides["explain"]
+def test_same_exit_status_output_and_numbers(sides, script, side):
+    py, ex = sides["python"], sides[side]
     assert _read(ex, script, ".rc") == _read(py, script, ".rc")
     assert _read(ex, script, ".out") == _read(py, script, ".out")
     err_py, err_ex = _read(py, script, ".err"), _read(ex, script, ".err")

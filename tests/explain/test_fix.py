@@ -22,6 +22,7 @@ from fitlab.explain.causes import CAUSES, REFERENCE
 
 from .test_explain import SCRIPTS
 
+pytestmark = pytest.mark.slow  # each test reruns scripts; most run the CLI or python as a process
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
