@@ -19,7 +19,7 @@ else:
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
     from ui.warmup import page_ran
-    from ui.words import intro_html
+    from ui.words import intro_html, starting
 
     started = time.monotonic()  # when the person's change reached the page
     with drawing():  # a few page runs draw at once, server-wide (ui/state.py)
@@ -31,7 +31,10 @@ else:
 
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
-        intro.html(intro_html(config))
+        intro.html(intro_html(config, detach_ticked=st.session_state.get("detach", True)))
+        starting_note = st.empty()   # said at once: the tabs' imports and the run come next
+        if config is not None:
+            starting_note.caption(starting(config))
         # The tabs need torch and the charts. The page's frame above does not,
         # so on a fresh server it reaches the browser, which draws it and loads
         # its widgets' code, while the warm-up still imports them (ui/warmup.py).
@@ -51,6 +54,7 @@ else:
                 refusal_section()
         else:
             run = run_with_progress(config)
+            starting_note.empty()
             remember(run, started)
             if run.error is not None:
                 error_panel(run)  # the lesson comes first, torch's own words
@@ -70,7 +74,7 @@ else:
                     ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
                      "Compare runs", "Sweep"], key="view", on_change="rerun")
                 with training:
-                    loss_section(run)
+                    loss_section(run, first_screen=training.open)
                     parameter_tables(run)
                 with watching:
                     if watching.open:  # its six pictures are half a page's drawing: only when asked for

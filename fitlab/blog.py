@@ -30,6 +30,19 @@ BLOG_ERROR_MESSAGE = (
     "version 2; expected version 1 instead. Hint: enable anomaly detection to find the "
     "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
 
+# The settings the task is made from: setup draws the teacher and X from the
+# seed at these shapes, and the labels are the teacher's outputs through its
+# shared layer's uses. Runs that differ in one of them learn different
+# teachers; the others (lr, batch size, epochs, rows trained on, tying,
+# detach, engine) train on the same task.
+TASK_FIELDS = ("seed", "width", "shared_repeats", "n_samples", "in_features")
+
+
+def task_differences(configs: list[Config]) -> list[str]:
+    """The TASK_FIELDS in which `configs` differ: empty if they share a teacher."""
+    return [f for f in TASK_FIELDS if len({getattr(c, f) for c in configs}) > 1]
+
+
 # (teacher, X) -> labels; None when the caller makes them itself.
 Labeller = Callable[[TiedNet, torch.Tensor], "torch.Tensor | None"]
 Reinitialiser = Callable[[TiedNet, torch.Generator], None]

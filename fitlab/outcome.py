@@ -86,6 +86,13 @@ class Outcome:
         return self.end_loss < self.constant_mse
 
     @property
+    def constant_fits_exactly(self) -> bool:
+        """The training labels are all equal (one training row, say), so
+        predicting their mean fits them exactly: no student does better
+        there, and fits_training_rows cannot hold."""
+        return self.constant_mse == 0
+
+    @property
     def near_constant_labels(self) -> bool:
         """The labels vary by less than NEAR_CONSTANT_SPREAD of their size:
         almost nothing to learn, and R² means little (module docstring)."""

@@ -23,10 +23,11 @@ pytest_plugins = ["tests.scheduling"]
 if TYPE_CHECKING:
     from fitlab.run import Run
 
-# Blows up at epoch 1: epoch 0 is finite, epoch 1's loss is inf, every later
-# one NaN (a CSV of it holds both), the teacher's weights stay finite. Width 16
-# pads the first layer's 10 inputs, which the page's table shows blank.
-DIVERGED = Config(width=16, lr=1, batch_size=10, seed=2)
+# Blows up at epoch 1, where training stops: epoch 0 is finite, epoch 1's loss
+# and the student's weights are NaN (at lr=1 the loss is inf at epoch 1 and
+# the weights still finite), the teacher's stay finite. Width 16 pads the
+# first layer's 10 inputs, which the page's table shows blank.
+DIVERGED = Config(width=16, lr=3, batch_size=10, seed=2)
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,8 @@ def pytest_collection_modifyitems(items):
     `browser`, so one worker starts one server and one Chromium for all of
     them, as a single process did.
 
-    The load tests run first and alone (load_tests_alone): their goals are the
+    The load tests run first and alone (load_tests_alone), one after another
+    (the group `load`: one module's crowd would be the other's load): their goals are the
     served app's under its own crowd, and later in a session the browser
     suite's server, its workers and Chromium are still up beside it (in one
     full run that put first replies at 2.5–6.5 s, against 1.3–4.7 s alone).
@@ -39,6 +40,8 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group("browser"))
         if browser or item.get_closest_marker("load") is not None:  # the load tests start their own server
             item.add_marker(pytest.mark.slow)
+        if not browser and item.get_closest_marker("load") is not None:
+            item.add_marker(pytest.mark.xdist_group("load"))
     items.sort(key=lambda item: (item.get_closest_marker("load") is None,
                                  item.get_closest_marker("browser") is None))
 

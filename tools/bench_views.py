@@ -39,10 +39,12 @@ def view(query: dict) -> float:
 def forget_views() -> None:
     """Forget what the page built from runs, keeping the runs themselves."""
     st.cache_data.clear()
-    from ui import charts
+    from ui import charts, marshalled
     from ui.tabs import training
 
     charts.forget()
+    marshalled.forget()
+    training.loss_history_csv.clear()
     training.parameter_matrices.clear()
     training.padding.clear()
 

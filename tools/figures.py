@@ -59,8 +59,22 @@ def defaults_figures() -> dict[str, str]:
     }
 
 
+def _at_most(x: float) -> str:
+    """x rounded *up* to one significant digit ("4e-6" for 3.2e-6): the
+    documents say "at most", which a figure rounded to nearest can break."""
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(x))
+    digit = math.ceil(round(x / 10 ** exponent, 9))
+    if digit == 10:
+        digit, exponent = 1, exponent + 1
+    return f"{digit}e{exponent}"
+
+
 def sweep_figures() -> dict[str, str]:
-    """How far a sweep's histories are from their single runs."""
+    """How far a sweep's histories are from their single runs: float32 in
+    another order, so the figure depends on the CPU's OpenBLAS kernel
+    (docs/measurements/library.md)."""
     from fitlab import Config, sweep, train
 
     worst = 0.0
@@ -69,16 +83,28 @@ def sweep_figures() -> dict[str, str]:
         for column in ("train_loss", "test_loss"):
             a, b = history[column].to_numpy(), single[column].to_numpy()
             worst = max(worst, float(np.max(np.abs(a - b) / np.abs(b))))
-    return {"sweep_relative_difference": f"{worst:.0e}".replace("e-0", "e-")}
+    return {"sweep_relative_difference": _at_most(worst)}
 
 
 def budget_figures() -> dict[str, str]:
-    """The work budget's estimate of the retain_graph variant's extra walk."""
+    """The work budget's estimates: the retain_graph variant's extra walk,
+    the issue's link as a run and as a 16 × 16 sweep, the gallery at the
+    page's costliest settings."""
     from fitlab import Config
-    from fitlab.serving.budget import estimated_seconds, walked_graph_seconds
+    from fitlab.failure.fixes import gallery_config, gallery_seconds
+    from fitlab.serving.budget import estimated_seconds, sweep_seconds, walked_graph_seconds
+    from fitlab.sweeps import grid
 
     config = Config(batch_size=1, width=256)
-    return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}"}
+    link = Config(width=256, shared_repeats=3, n_train=199, batch_size=199, epochs=445)
+    swept = grid(link, lr=[0.001 * (i + 1) for i in range(16)], seed=list(range(16)))
+    costliest = gallery_config(Config(width=256, shared_repeats=8, n_train=199, batch_size=1,
+                                      epochs=2000, detach=False))
+    return {"walk_times_run": f"{walked_graph_seconds(config) / estimated_seconds(config, 'autograd'):.1f}",
+            "link_run_seconds": f"{estimated_seconds(link):.0f}",
+            "link_sweep_seconds": f"{round(sweep_seconds(swept), -1):,.0f}",
+            "costliest_gallery_epochs": f"{costliest.epochs} epoch{'s' if costliest.epochs != 1 else ''}",
+            "costliest_gallery_seconds": f"{gallery_seconds(costliest):.2f}"}
 
 
 def recording_figures() -> dict[str, str]:
@@ -91,14 +117,71 @@ def recording_figures() -> dict[str, str]:
             "fewest_matched_points": " or ".join(str(n) for n in sorted(fewest))}
 
 
+def explain_figures() -> dict[str, str]:
+    """How many aten ops the explain tool's recorder wraps, in this torch's build."""
+    import torch
+
+    from fitlab.explain.writes import written_ops
+
+    return {"written_ops": f"{len(written_ops())}", "torch_build": torch.__version__}
+
+
+def _number(value) -> str:
+    """A bound as the README writes it: 20,000, 1e-6, 10."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}".replace("e-0", "e-")
+
+
+def _allowed(declared, settings) -> str:
+    """The values a setting takes, in words: its range (a bound set by
+    another setting named), its choices, or on / off; its stops."""
+    from ui.words import stops_in_words
+
+    if declared.kind == "bool":
+        return "on / off"
+    if declared.kind == "choice":
+        return " / ".join(declared.choices)
+    low, high = declared.bounds
+    allowed = f"{_number(low)} to {_number(high)}"
+    if declared.at_most is not None:
+        other, offset = declared.at_most
+        allowed = f"{_number(low)} to {other}" + (f" − {-offset}" if offset < 0 else f" + {offset}" if offset else "")
+        if high < settings[other].bounds[1] + offset:  # its own bound is the lower one for some values of `other`
+            allowed += f", at most {_number(high)}"
+    return allowed + (f" (stops: {stops_in_words(declared.stops)})" if declared.stops else "")
+
+
+def _default(declared) -> str:
+    if declared.kind == "bool":
+        return "on" if declared.default else "off"
+    return declared.default if declared.kind == "choice" else _number(declared.default)
+
+
+def controls_figures() -> dict[str, str]:
+    """README's table of the settings: one row per declared setting
+    (fitlab.config.SETTINGS), in the sidebar's order and words (ui.words),
+    the library's own settings last."""
+    from fitlab.config import SETTINGS
+    from ui.words import FIELD_LABELS, SETTING_WORDS
+
+    rows = ["| control | Config field | default | allowed |", "| --- | --- | --- | --- |"]
+    for field, words in SETTING_WORDS.items():
+        declared = SETTINGS[field]
+        control = FIELD_LABELS[field] if words.group is not None else "(library only)"
+        rows.append(f"| {control} | `{field}` | {_default(declared)} | {_allowed(declared, SETTINGS)} |")
+    return {"controls_table": "\n".join(rows)}
+
+
 def figures() -> dict[str, str]:
     """Every figure, by name."""
-    return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures()}
+    return {**defaults_figures(), **sweep_figures(), **budget_figures(), **recording_figures(),
+            **explain_figures(), **controls_figures()}
 
 
 # (document, sentence with {figure} fields): each must appear in its
 # document once the figures are filled in (line breaks read as spaces).
+# README's table of controls is one such figure, made from the declarations.
 QUOTES = [
+    ("README.md", "{controls_table}"),
     ("README.md", "is {test_times_constant}× that of predicting the training labels' mean (R² {test_r2})"),
     ("README.md", "adds up the {test_batches} per-batch mean losses instead of averaging them: "
                   "{blog_figure_times_true} times the true test MSE"),
@@ -113,7 +196,12 @@ QUOTES = [
                         "{fewest_matched_points} for the costliest matchings (the widest nets, and the exhaustive "
                         "search at width 8)"),
     ("docs/library.md", "differs from its single run by at most {sweep_relative_difference} relative"),
+    ("docs/explain.md", "{written_ops} ops in torch {torch_build}: the count depends on the version and the build"),
     ("docs/diagnosis.md", "at batch 1 and width 256 the estimate is {walk_times_run}× the run"),
+    ("docs/robustness.md", "as one run (about {link_run_seconds} s estimated) but over 16 lr × 16 seeds is "
+                           "estimated at about {link_sweep_seconds} s"),
+    ("docs/measurements/robustness.md", "(the code of today estimates the same settings at "
+                                        "{costliest_gallery_epochs}, {costliest_gallery_seconds} s:"),
 ]
 
 
@@ -122,9 +210,10 @@ def _read(document: str) -> str:
 
 
 def disagreements(values: dict[str, str]) -> list[str]:
-    """Each quoted sentence missing from its document, filled in."""
-    return [f"{document}: {template.format(**values)!r}"
-            for document, template in QUOTES if template.format(**values) not in _read(document)]
+    """Each quoted sentence missing from its document, filled in (a line
+    break in a figure, as in a table's, reads as a space too)."""
+    return [f"{document}: {template.format(**values)!r}" for document, template in QUOTES
+            if re.sub(r"\s+", " ", template.format(**values)) not in _read(document)]
 
 
 def main() -> None:

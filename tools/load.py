@@ -12,7 +12,7 @@ times are the server's alone.
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
 file watcher), opens `--heavy` sessions on distinct costly-but-allowed
 links, then a visitor of the cached default page, a health check and a
-small new run, and prints the figures docs/robustness.md quotes. The suite's
+small new run, and prints the figures docs/measurements/robustness.md records. The suite's
 load test (tests/e2e/test_load.py) runs the same with its goals as asserts.
 """
 
@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +40,8 @@ from tools.server import free_port, health_seconds, start_server, stop_server, w
 HEAVY_RUN = "width=256&shared_repeats=3&n_train=199&batch_size=199&epochs=445&seed={i}"
 HEAVY_LESSON = "detach=false&width=256&shared_repeats=8&n_train=199&batch_size=1&epochs=30&seed={i}"
 SMALL_RUN = "width=6&epochs=30&seed=77"  # not cached, about 0.05 s of training
+# A lecture's link on the projector: not trained by the warm-up, cheap to train.
+LECTURE_LINK = "width=12&lr=0.05&seed=7&epochs=300"
 
 
 @dataclass
@@ -60,6 +65,7 @@ class Heard:
     finished: float | None = None
     places: list = field(default_factory=list)
     busy: bool = False
+    progress: float | None = None  # the first progress bar (a lecture's mover)
 
 
 def resident_mib(pid: int) -> float:
@@ -69,6 +75,54 @@ def resident_mib(pid: int) -> float:
         pids += [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
+    return _resident(pids)
+
+
+def tree_resident_mib(pid: int) -> float:
+    """Resident memory of `pid` and all its descendants (tools.serve: nginx,
+    the replicas and their workers), in MiB."""
+    return _resident(tree_pids(pid))
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and all its descendants."""
+    pids, seen = [pid], []
+    while pids:
+        p = pids.pop()
+        seen.append(p)
+        try:
+            pids += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except OSError:
+            pass
+    return seen
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of `pid` and its descendants so far."""
+    total = 0.0
+    for p in tree_pids(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 2.0, patience: float = 180) -> None:
+    """Wait until `pid`'s tree has used under `quiet` of a core over
+    `seconds`: the servers' warm-ups done (their lesson run, a worker
+    started, its first script), as on a server up before the class."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        before = tree_cpu_seconds(pid)
+        time.sleep(seconds)
+        if tree_cpu_seconds(pid) - before < quiet * seconds:
+            return
+
+
+def _resident(pids: list[int]) -> float:
     total = 0
     for p in pids:
         try:
@@ -79,12 +133,14 @@ def resident_mib(pid: int) -> float:
 
 
 async def session(ws_url: str, query: str, heard: Heard, until: str = "finished",
-                  stop: asyncio.Event | None = None) -> Heard:
+                  stop: asyncio.Event | None = None, cookie: str | None = None) -> Heard:
     """Open a session on `query`, ask for the page, and note what comes
-    back until `until` ("first", "chart" or "finished") is heard or `stop`
-    is set; the websocket stays open meanwhile, as a browser tab's does."""
-    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                  open_timeout=30, ping_interval=None) as ws:
+    back until `until` ("first", "chart" or "finished") is heard; with
+    `stop`, until it is set, holding the websocket open meanwhile, as a
+    browser tab's stays. `cookie`: the Cookie header a browser would send."""
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
+                                  ping_interval=None,
+                                  additional_headers=None if cookie is None else {"Cookie": cookie}) as ws:
         ask = BackMsg()
         ask.rerun_script.query_string = query
         ask.rerun_script.page_script_hash = ""
@@ -115,7 +171,7 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
                 elif which == "alert" and "too busy" in element.alert.body:
                     heard.busy = True
             last = now
-        if stop is not None and until == "finished":
+        if stop is not None:
             await stop.wait()
     return heard
 
@@ -189,12 +245,237 @@ async def class_at_once(url: str, pid: int, heavy: int = 40, lessons: int = 10,
     return Figures(crowd, visitor, health_s, small, rss_before, peak)
 
 
+@dataclass
+class Student:
+    """One student of a lecture: what their session heard on the link, and,
+    for one who moved to settings of their own, after the move (seconds
+    since they asked)."""
+
+    link: Heard
+    moved: Heard | None = None
+    exception: bool = False
+
+
+async def student(ws_url: str, me: Student, heavy: str | None, move: asyncio.Event,
+                  stop: asyncio.Event) -> Student:
+    """One student's tab: the link until its page has finished; a mover then
+    waits for `move` and asks for `heavy` on the same websocket, noting what
+    comes back until told their place, their chart, or that the server is
+    busy; the tab stays open until `stop`."""
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
+                                  ping_interval=None) as ws:
+        await _ask(ws, me.link, me)
+        if heavy is not None:
+            await move.wait()
+            me.moved = Heard(heavy)
+            await _ask(ws, me.moved, me, done=lambda h: told(h) is not None or h.busy)
+        await stop.wait()
+    return me
+
+
+async def _ask(ws, heard: Heard, me: Student, done=lambda h: h.finished is not None) -> None:
+    """Ask for heard.query's page on `ws` and note what comes back until `done(heard)`."""
+    ask = BackMsg()
+    ask.rerun_script.query_string = heard.query
+    ask.rerun_script.page_script_hash = ""
+    started = time.perf_counter()
+    await ws.send(ask.SerializeToString())
+    while not done(heard):
+        msg = ForwardMsg.FromString(await ws.recv())
+        now = time.perf_counter() - started
+        heard.first = heard.first if heard.first is not None else now
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished":
+            heard.finished = now
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            which = element.WhichOneof("type")
+            if which == "vega_lite_chart" and heard.chart is None:
+                heard.chart = now
+            elif which == "exception":
+                me.exception = True
+            elif which == "progress" and heard.progress is None:  # a job that got its slot at once
+                heard.progress = now
+            elif which == "alert" and element.alert.body.startswith("Waiting to start"):
+                heard.waiting = heard.waiting if heard.waiting is not None else now
+            elif which == "alert" and "too busy" in element.alert.body:
+                heard.busy = True
+
+
+# A child process: the health check's seconds through the proxy (or "none"),
+# one line a second, until its stdin closes.
+HEALTH_EVERY_SECOND = """
+import sys, threading, time
+from tools.server import health_seconds
+ended = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), ended.set()), daemon=True).start()
+while not ended.is_set():
+    took = health_seconds(sys.argv[1], 10)
+    print("none" if took is None else took, flush=True)
+    ended.wait(max(0.0, 1.0 - (took or 0)))
+"""
+
+
+@dataclass
+class Lecture:
+    """A lecture's outcome (seconds; MiB)."""
+
+    students: list[Student]
+    late: Heard
+    health: list[float | None]
+    rss_before: float
+    rss_peak: float
+    dropped: int = 0
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: wall, the servers' CPU, this process's
+
+    def charts(self) -> list[float | None]:
+        return [s.link.chart for s in self.students]
+
+    def movers(self) -> list[Heard]:
+        return [s.moved for s in self.students if s.moved is not None]
+
+    def lines(self) -> list[str]:
+        charts = sorted(c for c in self.charts() if c is not None)
+        heard = sorted(told(h) for h in self.movers() if told(h) is not None)
+        missing = len(self.students) - len(charts)
+        healths = [h for h in self.health if h is not None]
+        return [
+            f"{len(self.students)} students on one link: chart median {_pct(charts, 50)}, 95th percentile "
+            f"{_pct(charts, 95)}, slowest {_pct(charts, 100)}{f'; {missing} got none' if missing else ''}; "
+            f"{sum(s.exception for s in self.students)} saw an exception, {self.dropped} were dropped",
+            f"{len(self.movers())} moved to heavy settings: told their place, shown their training's progress or "
+            f"their chart after at most "
+            f"{_pct(heard, 100)} (median {_pct(heard, 50)}); {len(self.movers()) - len(heard)} heard nothing; "
+            f"{sum(h.busy for h in self.movers())} told the server is busy",
+            f"a late student on the cached link: chart after {_s(self.late.chart)}",
+            f"health through the proxy, every second: at most {_pct(sorted(healths), 100)}"
+            f"{f', {len(self.health) - len(healths)} unanswered' if len(healths) < len(self.health) else ''}",
+            f"proxy, replicas and workers resident: {self.rss_before:.0f} MiB idle, {self.rss_peak:.0f} MiB "
+            f"at most (+{self.rss_peak - self.rss_before:.0f})",
+            f"over {self.cpu[0]:.1f} s: the servers used {self.cpu[1]:.1f} CPU s, this load generator "
+            f"{self.cpu[2]:.1f} CPU s (the machine has {os.cpu_count()} cores)",
+        ]
+
+
+def told(h: Heard) -> float | None:
+    """When a mover first heard: their place in line, their training's
+    progress (a job that got its slot at once) or their chart."""
+    times = [t for t in (h.waiting, h.progress, h.chart) if t is not None]
+    return min(times) if times else None
+
+
+def _pct(ordered: list[float], q: float) -> str:
+    if not ordered:
+        return "never"
+    return f"{ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)]:.2f} s"
+
+
+async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arrive_within: float = 10.0,
+                  late_after: float = 2.0, patience: float = 120.0) -> Lecture:
+    """A lecture hall on one link: `students` sessions open LECTURE_LINK,
+    arriving evenly within `arrive_within` seconds; once every page has
+    finished, `movers` of them ask for heavy settings of their own (distinct
+    HEAVY_RUN seeds) while the others stay connected; `late_after` seconds
+    later a late student opens the (now cached) link. Health is asked every
+    second through it all, and the memory of `pid`'s whole tree sampled."""
+    ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
+    rss_before = tree_resident_mib(pid)
+    peak = rss_before
+    began, servers_cpu, own_cpu = time.monotonic(), tree_cpu_seconds(pid), time.process_time()
+    move, stop, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
+    heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
+
+    every = max(1, students // movers)  # every `every`-th to arrive moves later
+
+    async def arrive(i: int, me: Student):
+        await asyncio.sleep(i * arrive_within / students)
+        mover = i % every == 0 and i // every < movers
+        return await student(ws_url, me, heavies[i // every] if mover else None, move, stop)
+
+    async def watch():
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_resident_mib(pid))
+            await asyncio.sleep(0.5)
+
+    # Health is timed by a process of its own: this one parses 200 sessions'
+    # messages, and a health check timed here waited for its interpreter too.
+    checker = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", HEALTH_EVERY_SECOND, url, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).resolve().parents[1])
+
+    tasks = [asyncio.create_task(arrive(i, me)) for i, me in enumerate(crowd)]
+    watcher = asyncio.create_task(watch())
+    try:
+        deadline = time.monotonic() + patience
+        while any(s.link.finished is None for s in crowd) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        move.set()
+        await asyncio.sleep(late_after)
+        late = Student(Heard(LECTURE_LINK))
+        try:
+            await asyncio.wait_for(_late(ws_url, late), 30)
+        except TimeoutError:
+            pass
+        while any(told(s.moved) is None and not s.moved.busy for s in crowd if s.moved is not None) \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        done.set()
+        _, stuck = await asyncio.wait(tasks, timeout=10)
+        for task in stuck:  # still waiting for a page that never finished
+            task.cancel()
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(watcher, return_exceptions=True)
+        checker.stdin.close()  # its end
+        lines = (await checker.stdout.read()).splitlines()
+        health = [None if line.strip() == b"none" else float(line) for line in lines]
+        await checker.wait()
+    dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
+    cpu = (time.monotonic() - began, tree_cpu_seconds(pid) - servers_cpu, time.process_time() - own_cpu)
+    return Lecture(crowd, late.link, health, rss_before, peak, dropped, cpu)
+
+
+async def _late(ws_url: str, me: Student) -> None:
+    async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
+                                  ping_interval=None) as ws:
+        await _ask(ws, me.link, me, done=lambda h: h.chart is not None)
+
+
 async def visitors_at_once(url: str, count: int) -> list[Heard]:
     """`count` visitors of the cached default page in the same moment."""
     ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
     visitors = [Heard("") for _ in range(count)]
     await asyncio.gather(*(session(ws_url, "", v, until="chart") for v in visitors))
     return visitors
+
+
+def lecture_on_replicas(port: int, replicas: int) -> Lecture:
+    """`python -m tools.serve` on 127.0.0.1:`port` with `replicas`, the
+    teacher's own default page (each replica warmed), then a lecture."""
+    from tools.serve import start_serve, wait_serving
+
+    with tempfile.TemporaryDirectory() as folder:
+        log_path = Path(folder) / "serve.log"
+        with log_path.open("w") as log:
+            serve = start_serve(port, replicas, log)
+            try:
+                wait_serving(log_path, serve)
+                url = f"http://127.0.0.1:{port}"
+                asyncio.run(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
+                wait_quiet(serve.pid)
+                return asyncio.run(lecture(url, serve.pid))
+            finally:
+                stop_server(serve, 60)
+
+
+async def teachers_pages(ws_url: str, count: int = 6) -> None:
+    """A few default pages first, spread over the replicas: each has drawn
+    its page once, and its warm-up goes on to the lesson (see wait_quiet)."""
+    await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart")
+                                            for _ in range(count))), 120)
 
 
 def spread(values: list[float]) -> str:
@@ -209,9 +490,15 @@ def main() -> None:
     parser.add_argument("--watcher", default=None, help="server.fileWatcherType instead of config.toml's")
     parser.add_argument("--visitors", type=int, default=0,
                         help="instead: this many visitors of the cached default page at once")
+    parser.add_argument("--lecture", action="store_true",
+                        help="instead: a class of 200 on one link, on tools.serve's replicas behind nginx")
+    parser.add_argument("--replicas", type=int, default=2, help="with --lecture: tools.serve's replicas")
     args = parser.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    if args.lecture:
+        print("\n".join(lecture_on_replicas(port, args.replicas).lines()))
+        return
     with open(os.devnull, "w") as log:
         server = start_server(port, log, *(["--server.fileWatcherType", args.watcher] if args.watcher else []))
         try:

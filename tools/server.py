@@ -21,13 +21,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int, log, *options: str) -> subprocess.Popen:
-    """`streamlit run`, headless on 127.0.0.1:`port`, its output
+def start_server(port: int, log, *options: str, address: str = "127.0.0.1",
+                 script: str = "streamlit_app.py") -> subprocess.Popen:
+    """`streamlit run` of `script` (the page), headless on `address`:`port`, its output
     (each line with its level, so that a warning can be told from news) to
-    `log`, with more `options` (e.g. "--server.fileWatcherType", "auto")."""
+    `log` (None: this process's), with more `options` (e.g.
+    "--server.fileWatcherType", "auto")."""
     return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+         "--server.address", address, "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s", *options],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
 

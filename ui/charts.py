@@ -9,7 +9,7 @@ given a table (or Altair's rows), `st.vega_lite_chart` converts it through
 pandas to Arrow on every draw; bytes it sends as they are. The watch view's
 pictures (ui/tabs/watch.py, a dict of specs) keep their tables: converted
 once as well, they reached the browser right behind the loss chart and were
-drawn with it, so the loss chart came later (figures in docs/browser.md).
+drawn with it, so the loss chart came later (figures in docs/measurements/browser.md).
 """
 
 from __future__ import annotations

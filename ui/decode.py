@@ -40,12 +40,22 @@ _PRODUCERS = {
     "index_view": (
         "a **view made by indexing, slicing or reshaping** another tensor: a write to the view or "
         "to its base (e.g. `h[:, 0] = 0`) changed what was saved"),
+    "view": (
+        "a **view written in place after it was saved** (the view itself or its base): torch "
+        "2.13 names any such view `AsStrided`, torch 1.10 to 2.x `AsStridedBackward0`. At this "
+        "shape it is no layer's weight seen transposed (that is 2-D): a saved slice such as "
+        "`b[1:3]`, or another view, whose base was written"),
     "other": "another operation's output, saved for its gradient",
 }
 
 _LEAF = ("The message names no operation that made it: it is a **leaf**, made by no tracked "
          "operation, such as a parameter or an input. Most likely a weight changed in place "
          "(an optimiser step, an init, `.copy_`) between the forward pass and its backward.")
+# An integer tensor cannot require gradients, so it is no weight.
+_INTEGER = ("An **integer tensor** cannot require gradients, so it is no weight: it is indices an "
+            "op saved to route its gradient (an `nn.Embedding`'s input, the index of `gather` or "
+            "`index_select`), written in place between the forward pass and its backward "
+            "(`idx.add_(1)`, `idx.copy_(…)`, `idx[mask] = 0`).")
 
 
 
@@ -62,6 +72,7 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
         what = ("scalar (shape `[]`)" if d.shape == () else f"tensor of shape `{list(d.shape)}`"
                 if d.shape is not None else "tensor")
         kind = f"{d.dtype} " if d.dtype else ""
+        article = "an" if (kind or what)[0] in "aeiou" else "a"
         device = {"cpu": " on the CPU", "cuda": " on a CUDA GPU"}.get(d.device, f" on `{d.device}`" if d.device else "")
         hint = ""
         if d.shape is not None and len(d.shape) == 2 and d.kind == "transposed_weight":
@@ -69,11 +80,14 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
             hint = (f" If it is a transposed weight, look for `nn.Linear({a}, {b})`, whose weight is "
                     f"`[{b}, {a}]`.")
         parts.append((f"[{d.tensor_type} …]",
-                      f"The **saved tensor**: a {kind}{what}{device}. Autograd kept it "
+                      f"The **saved tensor**: {article} {kind}{what}{device}. Autograd kept it "
                       f"for the backward pass.{hint}"))
-    if d.producer is not None:
-        parts.append((f"output {d.output_index} of {d.producer}",
-                      f"What made it: `{d.producer}`, {_PRODUCERS[d.kind]}."))
+    if d.kind == "integer":
+        parts.append((f"output {d.output_index} of {d.producer_name}" if d.producer is not None
+                      else "(no \"output of\" part)", _INTEGER))
+    elif d.producer is not None:   # quoted as pasted: "AsStridedBackward0", "TBackward"
+        parts.append((f"output {d.output_index} of {d.producer_name}",
+                      f"What made it: `{d.producer_name}`, {_PRODUCERS[d.kind]}."))
     elif d.tensor_type is not None:
         parts.append(("(no \"output of\" part)", _LEAF))
     if d.version is not None:

@@ -9,12 +9,17 @@ import streamlit as st
 # The tab bar wraps onto a second row instead of scrolling sideways, where
 # the last tabs are out of sight.
 _TABS = '[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.25rem; }'
+# Less of Streamlit's empty band above the title (6rem), so that the first
+# screen's moving picture and its Play end above the fold at 1280×720.
+_TOP = '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }'
 NARROW = 640  # px: below this a table's cells stack
+# Words only a screen whose sidebar starts closed needs (Streamlit's breakpoint: 768 px).
+_WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"
 
 
 def narrow_screen_style() -> None:
     """The page's CSS for narrow screens; call once per run."""
-    st.html(f"<style>{_TABS}</style>")
+    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES}</style>")
 
 
 def stacked_table_style(key: str, columns: list[str]) -> None:

@@ -18,14 +18,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from fitlab import BOUNDS, Config
-from fitlab.config import ENGINES
+from fitlab.config import SETTINGS
 
 URL = "query-params"  # the widgets' bind= value: the setting lives in the URL
 _OPENED_WITH = "url_opened_with"  # session key of the URL the session began with
 # What a session keeps of the URL it was opened with: enough to report it.
 _KEPT_KEYS, _KEPT_CHARS = 100, 1000
-DEFAULTS = Config().as_dict()
 
 
 @dataclass(frozen=True)
@@ -88,19 +86,18 @@ def _ignored_because(problem, allowed: str | None = None) -> str:
 
 def allowed_range(key: str) -> str | None:
     """The values a setting's widget takes, in words ("1 to 256"), or None
-    for a key that is not a setting."""
-    if key == "batch_size":   # its widget's bound is the training rows
-        return f"1 to {st.session_state.get('n_train', DEFAULTS['n_train'])}"
-    if key == "n_train":
-        return f"1 to {DEFAULTS['n_samples'] - 1}"
-    if key in BOUNDS:
-        low, high = BOUNDS[key]
-        return f"{low:g} to {high:g}"
-    if key == "engine":
-        return " or ".join(ENGINES)
-    if isinstance(DEFAULTS.get(key), bool):
+    for a key that is not a setting. A bound set by another setting
+    (batch_size ≤ n_train) is the one the widget has now."""
+    declared = SETTINGS.get(key)
+    if declared is None:
+        return None
+    if declared.kind == "bool":
         return "true or false"
-    return None
+    if declared.kind == "choice":
+        return " or ".join(declared.choices)
+    now = {name: st.session_state.get(name, other.default) for name, other in SETTINGS.items()}
+    low, high = declared.bounds_given(now)
+    return f"{low:g} to {high:g}"
 
 
 def _url_part(key: str, values: tuple[str, ...]) -> str:
@@ -189,7 +186,7 @@ def warn_about_url(where=None) -> None:
 
 
 def _instead(key: str, values: list[str], kind: str, used: object) -> Ignored:
-    return Ignored(key, tuple(values), kind, used, key in DEFAULTS and used == DEFAULTS[key])
+    return Ignored(key, tuple(values), kind, used, key in SETTINGS and used == SETTINGS[key].default)
 
 
 def _means(text: str, value: object) -> bool:

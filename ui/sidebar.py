@@ -1,24 +1,42 @@
-"""The sidebar: widgets in, a validated Config (or a shown error) out."""
+"""The sidebar: widgets in, a validated Config (or a shown error) out.
+
+One widget per setting the page shows (ui.words.SETTING_WORDS), made from
+its declaration (fitlab.config.SETTINGS) by its kind: a checkbox for a
+bool, a radio for a choice, a select slider for a number with stops, a
+number box for a float, a slider for a whole number, but a box when the
+range is too long to drag through (the seed's 2³²) or its end follows
+another widget (batch_size ≤ n_train: a slider's end would move under the
+thumb). A bound set by another setting holds the widget too: its value
+follows a smaller bound. One setting has a hook of its own, the learning
+rate's box, whose + and − step through 1, 2, 5 × 10^k.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 
 import streamlit as st
 
-from fitlab import BOUNDS, Config
-from fitlab.config import ENGINES
-from fitlab.serving.affordable import CHEAPER_UPWARDS, nearest_affordable
-from fitlab.serving.budget import OverBudget, check
+from fitlab import Config
+from fitlab.config import SETTINGS, Setting
+from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
+from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
 from ui.share import URL, remember_url
-from ui.words import ADVANCED, FIELD_LABELS, WIDGET_LABELS, over_budget_message
+from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
-DEFAULTS = Config()
-# The width slider's stops: every width up to 16, where a unit more or less
-# changes the fit, then roughly ×1.5 apart up to the bound.
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+# Longer ranges of whole numbers get a box: a slider's pixel would skip values by the million.
+SLIDER_MAX_SPAN = 10_000
+# Each setting's stops, where it has them: the values the budget's offers may take.
+STOPS = {name: declared.stops for name, declared in SETTINGS.items() if declared.stops}
+# The groups in the order their widgets are drawn: Advanced first in code,
+# shown below, because batch_size's bound follows n_train.
+DRAWN_FIRST = (ADVANCED, MAIN)
 _LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
 _REFUSED = "settings_refused"  # this run's refused settings and why, for refusal_section
+_TO_LOAD = "settings_to_load"  # settings a later part of the page chose, for the next run's widgets
 
 
 def lr_after_step(before: float, after: float) -> float:
@@ -27,9 +45,9 @@ def lr_after_step(before: float, after: float) -> float:
     next value of 1, 2, 5 × 10^k above or below `before`; a typed value stays."""
     step = before / 2
     if math.isclose(after, before + step, rel_tol=1e-9):
-        return min(_grid_value(before, up=True), BOUNDS["lr"][1])
+        return min(_grid_value(before, up=True), SETTINGS["lr"].bounds[1])
     if math.isclose(after, before - step, rel_tol=1e-9):
-        return max(_grid_value(before, up=False), BOUNDS["lr"][0])
+        return max(_grid_value(before, up=False), SETTINGS["lr"].bounds[0])
     return after
 
 
@@ -47,11 +65,11 @@ def _lr_in_url() -> float:
     """The learning rate a link opens with (the default if it has none, or
     one the box will refuse): the box's first step is half of it."""
     try:
-        lr = float(st.query_params.get("lr", DEFAULTS.lr))
+        lr = float(st.query_params.get("lr", SETTINGS["lr"].default))
     except ValueError:
-        return DEFAULTS.lr
-    low, high = BOUNDS["lr"]
-    return lr if math.isfinite(lr) and low <= lr <= high else DEFAULTS.lr
+        return SETTINGS["lr"].default
+    low, high = SETTINGS["lr"].bounds
+    return lr if math.isfinite(lr) and low <= lr <= high else SETTINGS["lr"].default
 
 
 def _lr_stepped() -> None:
@@ -61,59 +79,72 @@ def _lr_stepped() -> None:
         st.session_state["lr"] = float(f"{lr_after_step(before, st.session_state['lr']):.12g}")
 
 
+def _lr_box(draw: Callable[..., object]) -> object:
+    """The learning rate's hook: its box steps by half of the value it is
+    about to show, and remembers that value to tell a step from typing."""
+    shown = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
+    lr = draw(step=shown / 2, on_change=_lr_stepped)
+    st.session_state[_LR_SHOWN] = lr
+    return lr
+
+
+# The settings whose widget does more than its kind's: each hook gets the
+# widget's draw(**more options) and returns its value.
+HOOKS = {"lr": _lr_box}
+
+
+def draw_setting(declared: Setting, values: dict) -> object:
+    """Draw `declared`'s widget, bound to the URL, where the caller is, and
+    return its value; `values` holds the settings read so far (and the
+    defaults of the others), which its bound may follow."""
+    words = SETTING_WORDS[declared.name]
+
+    def draw(**more) -> object:
+        common = dict(key=declared.name, bind=URL, help=words.help, **more)
+        # Widgets take their default as value= (not via session state): a bound
+        # widget drops a URL value equal to its default, so the two must agree.
+        if declared.kind == "bool":
+            return st.checkbox(words.label, value=declared.default, **common)
+        if declared.kind == "choice":
+            return st.radio(words.label, declared.choices, index=declared.choices.index(declared.default),
+                            horizontal=True, **common)
+        if declared.stops:
+            return st.select_slider(words.label, declared.stops, value=declared.default, **common)
+        low, high = declared.bounds_given(values)
+        value = min(max(declared.default, low), high)
+        if declared.kind == "float":
+            return st.number_input(words.label, min_value=low, max_value=high, value=value, format="%g", **common)
+        follows_a_widget = declared.at_most is not None and declared.at_most[0] in SIDEBAR_FIELDS
+        if high - low > SLIDER_MAX_SPAN or follows_a_widget:
+            return st.number_input(words.label, min_value=low, max_value=high, value=value, step=1, **common)
+        return st.slider(words.label, low, high, value=value, **common)
+
+    if declared.at_most is not None:  # its value follows a smaller bound
+        high = declared.bounds_given(values)[1]
+        if st.session_state.get(declared.name, declared.default) > high:
+            st.session_state[declared.name] = high
+    return HOOKS[declared.name](draw) if declared.name in HOOKS else draw()
+
+
 def read_config() -> Config | None:
     """Draw the sidebar and build a Config from it, within the work budget
     (fitlab.serving.budget); on a ValueError show it as st.error and return
     None. Every widget is bound to the URL, so a link reproduces the run."""
     remember_url()
+    for field, value in st.session_state.pop(_TO_LOAD, {}).items():
+        st.session_state[field] = value
     sidebar = st.sidebar
     sidebar.header("The fit")
-    basics = sidebar.container()
-    advanced = sidebar.expander(ADVANCED)
-
-    # Widgets take their default as value= (not via session state): a bound
-    # widget drops a URL value equal to its default, so the two must agree.
-    # Advanced first in code, shown below: batch_size's bound depends on n_train.
-    with advanced:
-        epochs = st.slider(WIDGET_LABELS["epochs"], *BOUNDS["epochs"], value=DEFAULTS.epochs, key="epochs", bind=URL)
-        seed = st.number_input(WIDGET_LABELS["seed"], min_value=BOUNDS["seed"][0], max_value=BOUNDS["seed"][1],
-                               value=DEFAULTS.seed, step=1, key="seed", bind=URL,
-                               help="Seeds the run's one random generator.")
-        n_train = st.slider(WIDGET_LABELS["n_train"], 1, DEFAULTS.n_samples - 1, value=DEFAULTS.n_train,
-                            key="n_train", bind=URL,
-                            help=f"The first rows of {DEFAULTS.n_samples} train; the rest are the test set.")
-        tied = st.checkbox(WIDGET_LABELS["tied"], value=DEFAULTS.tied, key="tied", bind=URL,
-                           help="Off: the student gets an independent copy of the shared "
-                                "layer per use, all starting from the same values.")
-        engine = st.radio(WIDGET_LABELS["engine"], ENGINES, index=ENGINES.index(DEFAULTS.engine), key="engine",
-                          bind=URL, horizontal=True,
-                          help="fast: the same math by hand in numpy. autograd: torch, the "
-                               "blog's way. Undetached labels always run autograd.")
-    if st.session_state.get("batch_size", DEFAULTS.batch_size) > n_train:
-        st.session_state["batch_size"] = n_train
-    with basics:
-        width = st.select_slider(WIDGET_LABELS["width"], WIDTHS, value=DEFAULTS.width, key="width", bind=URL,
-                                 help="Every width to 16, then 24, 32, 48, 64, 96, 128, 192, 256.")
-        repeats = st.slider(WIDGET_LABELS["shared_repeats"], *BOUNDS["shared_repeats"],
-                            value=DEFAULTS.shared_repeats, key="shared_repeats", bind=URL,
-                            help="How many times the one shared Linear(width, width) is applied.")
-        # The step is half of the value the box is about to show.
-        shown_lr = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
-        lr = st.number_input(WIDGET_LABELS["lr"], min_value=BOUNDS["lr"][0], max_value=BOUNDS["lr"][1],
-                             value=DEFAULTS.lr, step=shown_lr / 2, format="%g", key="lr", bind=URL,
-                             on_change=_lr_stepped,
-                             help="+ and − step through 1, 2, 5 × 10^k; type any value.")
-        st.session_state[_LR_SHOWN] = lr
-        batch_size = st.number_input(WIDGET_LABELS["batch_size"], min_value=1, max_value=n_train,
-                                     value=min(DEFAULTS.batch_size, n_train), step=1,
-                                     key="batch_size", bind=URL)
-        detach = st.checkbox(WIDGET_LABELS["detach"], value=DEFAULTS.detach, key="detach", bind=URL,
-                             help="The blog's fix. Untick to see the error it hit.")
+    places = {MAIN: sidebar.container(), ADVANCED: sidebar.expander(ADVANCED)}
+    values = {name: declared.default for name, declared in SETTINGS.items()}
+    for group in DRAWN_FIRST:
+        with places[group]:
+            for field in SIDEBAR_FIELDS:
+                if SETTING_WORDS[field].group == group:
+                    values[field] = draw_setting(SETTINGS[field], values)
     st.session_state[_REFUSED] = None
     try:
-        config = Config(width=width, shared_repeats=repeats, lr=lr, batch_size=batch_size,
-                        detach=detach, tied=tied, epochs=epochs, seed=seed, n_train=n_train,
-                        engine=engine)
+        config = Config(**values)
         check(config)
         return config
     except OverBudget as refused:
@@ -136,16 +167,49 @@ def refusal_section() -> None:
         st.text(str(why))  # it quotes the values: text, never markdown
         return
     st.error(over_budget_message(why))
-    offers = nearest_affordable(config, choices={"width": WIDTHS})[:3]
+    offers = _tried_offers(config)
     if not offers:
+        st.caption("None of the nearest settings trains within the budget here: lower "
+                   f"{FIELD_LABELS['epochs']} or {FIELD_LABELS['width']} further.")
         return
-    st.markdown("**The nearest settings that fit**, one setting changed:")
+    st.markdown("**The nearest settings that fit**, one setting changed, each tried here: it trains "
+                "within the budget.")
     with st.container(key="budget_offers", horizontal=True):
         for offer in offers:
             field, value = next((f, getattr(offer, f)) for f in CHEAPER_UPWARDS
                                 if getattr(offer, f) != getattr(config, f))
             st.button(f"{FIELD_LABELS[field]} {getattr(config, field)} → {value}", key=f"offer_{field}",
                       on_click=_take_offer, args=(field, value))
+
+
+def load_settings(values: dict) -> None:
+    """Give the sidebar's widgets these values (by Config field) on the next
+    run of the page: a part of the page drawn after the widgets chose them.
+    The caller reruns the page."""
+    st.session_state[_TO_LOAD] = values
+
+
+_TRIED: OrderedDict[Config, list[Config]] = OrderedDict()   # server-wide: a refused config's offers
+_TRIED_LOCK = threading.Lock()
+
+
+def _tried_offers(config: Config) -> list[Config]:
+    """fitlab.serving.affordable.tried_offers for `config`, tried once per server (a
+    heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
+    from ui.state import heavy, run_cache  # they import torch: after the page's frame
+
+    with _TRIED_LOCK:
+        if config in _TRIED:
+            return _TRIED[config]
+    cache = run_cache()
+    with st.spinner("Trying the nearest settings, to offer only those that train within the budget…"):
+        offers = heavy("trying the nearest settings", tried_offers, config, choices=STOPS,
+                       keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
+    with _TRIED_LOCK:
+        _TRIED[config] = offers
+        while len(_TRIED) > 64:
+            _TRIED.popitem(last=False)
+    return offers
 
 
 def _take_offer(field: str, value: int) -> None:

@@ -22,7 +22,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import fitlab
 from fitlab import Config
 from fitlab.run import Run
-from fitlab.serving.budget import estimated_seconds
+from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
 from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
@@ -138,14 +138,37 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
 
 def replay_seconds(config: Config) -> float:
     """The expected seconds of a replay of the lesson's run: it fails at its
-    first backward(), so one epoch's worth at most."""
-    return estimated_seconds(replace(config, epochs=1))
+    first backward() (its labels stay attached, detach or not), so one
+    epoch's worth at most."""
+    return run_seconds(replace(config, detach=False))
+
+
+# Streamlit's Stop ends the script where it is, and the page keeps what it
+# drew, so the server cannot say anything after it: the browser rewrites a
+# training bar left on an idle page (a finished run removes its bar).
+STOPPED = """<script>
+(() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (window.fitlabStopWatch) window.fitlabStopWatch.disconnect();
+  const stopped = () => {
+    if (app.getAttribute('data-test-script-state') !== 'notRunning') return;
+    for (const text of document.querySelectorAll('.st-key-training_progress [data-testid="stProgress"] p')) {
+      const at = /^Training: epoch (\\d+) of (\\d+)$/.exec(text.textContent);
+      if (at) text.textContent = 'Stopped at epoch ' + at[1] + ' of ' + at[2] + '. A stopped run is not kept: '
+        + 'rerun the page (R) to train it again, or lower Epochs (Advanced) for a shorter run.';
+    }
+  };
+  window.fitlabStopWatch = new MutationObserver(stopped);
+  window.fitlabStopWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+})();
+</script>"""
 
 
 def run_with_progress(config: Config) -> Run:
     """The run for `config`, from the cache or trained (a heavy job) with a
-    progress bar."""
-    bar = st.empty()
+    progress bar, which says where it stopped if the person stops it."""
+    place = st.container(key="training_progress")
+    bar = place.empty()
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
@@ -154,8 +177,18 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
-                                                  estimate=estimated_seconds(c)))
+    def trained(c: Config) -> Run:
+        place.html(STOPPED, unsafe_allow_javascript=True)
+        return heavy("the training", fitlab.train, c, progress=progress, estimate=run_seconds(c))
+
+    run = run_cache().peek(config)
+    if run is None:
+        # No permit while the run is trained or awaited: the page runs that
+        # wait for another's training of the same config would otherwise hold
+        # every permit, and the trainer, done, wait for one of them for ever
+        # (200 sessions on one untrained link: no chart at all).
+        with _not_drawing():
+            run = run_cache().get(config, trained)
     bar.empty()
     return run
 

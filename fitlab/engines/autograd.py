@@ -12,7 +12,7 @@ from torch import nn
 from fitlab.blog import blog_test_figure, setup
 from fitlab.config import Config
 from fitlab.frames import FrameRecorder
-from fitlab.run import Progress, Run, TrainingError, make_run
+from fitlab.run import Progress, Run, TrainingError, diverged, make_run
 from fitlab.student.distance import DistanceTracker
 
 
@@ -39,6 +39,9 @@ def train_autograd(config: Config, progress: Progress | None = None) -> Run:
             progress(epoch, config.epochs)
 
     history, error = fit(config, student, inputs, labels, after_epoch=after_epoch)
+    last = int(history.epoch.iloc[-1])
+    if error is None and last and not recorder.wants(last):   # stopped early, diverged: a frame too
+        recorder.record(last, student.layer_arrays())
     n = config.n_train
     return make_run(
         config, engine="autograd", history=history, error=error,
@@ -57,7 +60,8 @@ def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.
     loss after each epoch (epoch 0 before training).
 
     Returns the history and the exception from backward() that stopped it,
-    or None. `after_first_backward()` runs once the first backward() has
+    or None. A run that diverges (fitlab.run.diverged) stops after that
+    epoch. `after_first_backward()` runs once the first backward() has
     filled the gradients, before the first step; `after_epoch(epoch)` after
     each epoch's losses are taken.
     """
@@ -92,6 +96,8 @@ def fit(config: Config, student: nn.Module, inputs: torch.Tensor, labels: torch.
         rows.append(losses(epoch))
         if after_epoch is not None:
             after_epoch(epoch)
+        if diverged(rows[-1]["train_loss"], rows[-1]["test_loss"]):
+            break
     return history(), None
 
 

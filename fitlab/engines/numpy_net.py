@@ -17,7 +17,7 @@ import numpy as np
 
 from fitlab.config import Config
 from fitlab.numerics.blas import one_blas_thread
-from fitlab.run import Progress
+from fitlab.run import Progress, diverged
 
 
 class FlatLayers:
@@ -100,7 +100,9 @@ def fit(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, config: Config,
     """Train `net` for config.epochs; returns the train and test losses per
     epoch, epoch 0 first (shape (epochs + 1,) + stack lead).
 
-    A diverging fit is a result: overflow gives inf and nan losses, no warning.
+    A diverging fit is a result: overflow gives inf and nan losses, no
+    warning, and training stops at the epoch every run of the stack has
+    diverged (fitlab.run.diverged), the last one returned.
     """
     n_train = config.n_train
     lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
@@ -120,6 +122,8 @@ def fit(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, config: Config,
             train, test = losses(net, inputs, labels, n_train)
             train_losses.append(train)
             test_losses.append(test)
+            if diverged(train, test):
+                break
     return np.array(train_losses, dtype=np.float64), np.array(test_losses, dtype=np.float64)
 
 

@@ -260,10 +260,13 @@ def train_numpy(config: Config, progress: Progress | None = None) -> Run:
 
     train_losses, test_losses = fit(net, start.inputs, start.labels, config,
                                     np.float32(config.lr), progress, record)
+    last = len(train_losses) - 1
+    if last and not recorder.wants(last):   # stopped early, diverged: its last epoch is a frame too
+        snapshots.append((last, net.params.copy()))
     if snapshots:
         for (epoch, _), values in zip(snapshots, table_order(net, np.stack([v for _, v in snapshots]))):
             recorder.record_values(epoch, values)
-    history = pd.DataFrame({"epoch": np.arange(config.epochs + 1),
+    history = pd.DataFrame({"epoch": np.arange(len(train_losses)),   # fewer if it diverged
                             "train_loss": train_losses, "test_loss": test_losses})
     return make_run(
         config, engine="fast", history=history, error=None,

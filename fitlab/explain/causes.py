@@ -35,9 +35,10 @@ BUMPS = ("every in-place op (`add_`, `x += …`, `x[i] = …`, `nn.init.*_`, a `
 # Torch's other backward error, which the decoder and the lesson's fix gallery meet.
 FREED_GRAPH = (
     "A `backward()` frees the tensors its graph saved, to save memory; a second backward through "
-    "any part of that same graph finds them gone (\"Trying to backward through the graph a second "
-    "time\"). Usually something built once is reused by every step: labels or targets made by a "
-    "model and not detached, a hidden state carried from one batch to the next, a loss summed over "
+    "a part of that graph that saved tensors finds them gone (\"Trying to backward through the graph "
+    "a second time\"; a part that saved none, such as an addition or a sum, goes through again). "
+    "Usually something built once is reused by every step: labels or targets made by a model and "
+    "not detached, a hidden state carried from one batch to the next, a loss summed over "
     "steps. Fix: `.detach()` what crosses from one step to the next, or build it inside the loop. "
     "`retain_graph=True` silences it, but only makes sense if you really mean to differentiate the "
     "same graph twice.")

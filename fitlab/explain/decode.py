@@ -44,10 +44,16 @@ _KINDS = (
 )
 # Likely causes per kind, most likely first: keys of the one list of causes (causes.py, pure text).
 LIKELY_CAUSES = {
-    "transposed_weight": ("detach_labels", "fresh_forward_after_step"),
+    "transposed_weight": ("detach_labels", "fresh_forward_after_step", "clone_before_write"),
+    # The same family at a shape no weight seen transposed has (not 2-D): a saved slice or view,
+    # whose base or itself was written (torch 2.13 names a saved `b[1:3]` AsStrided too).
+    "view": ("clone_before_write", "index_assignment", "augmented_assignment"),
     "activation_output": ("inplace_module", "inplace_function", "augmented_assignment", "index_assignment"),
     "index_view": ("index_assignment", "augmented_assignment"),
     "leaf": ("fresh_forward_after_step", "detach_labels", "refilled_input", "augmented_assignment"),
+    # An integer (or bool) tensor cannot require gradients: not a weight, but indices an op saved to
+    # route its gradient (an embedding's input, gather's index), written in place since.
+    "integer": ("augmented_assignment", "refilled_input", "index_assignment"),
     "other": ("augmented_assignment", "index_assignment", "fresh_forward_after_step"),
     "unknown": ("augmented_assignment", "index_assignment", "inplace_module", "fresh_forward_after_step",
                 "detach_labels"),
@@ -61,7 +67,9 @@ class Decoded:
     tensor_type: as printed, e.g. "torch.cuda.FloatTensor"; dtype/device are derived
     from it. producer: the node that made the tensor without its "Backward0" suffix,
     e.g. "AsStrided", "T", "Relu"; kind: a key for the producer's family ("leaf" with
-    no producer, "unknown" when the message names no tensor at all); gap: writes
+    no producer, "integer" for an integer or bool tensor, which cannot be a weight, "view"
+    for the transposed-weight family at a shape that is not 2-D, "unknown" when the
+    message names no tensor at all); gap: writes
     since the save (version - expected_version); causes: likely causes, most likely first
     (keys of fitlab.explain.causes.CAUSES).
     producer_name: the producer as printed, e.g. "AsStridedBackward0" (wordings differ
@@ -142,6 +150,10 @@ def decode(message: str) -> Decoded | None:
     hint = "anomaly" if _HINT_ANOMALY in tail else "backtrace" if _HINT_BACKTRACE in tail else None
     call = _HINT_CALL.search(tail)
     kind = producer_kind(producer) if tensor_type is not None else "unknown"
+    if dtype is not None and (dtype.startswith(("int", "uint")) or dtype == "bool"):
+        kind = "integer"
+    elif kind == "transposed_weight" and shape is not None and len(shape) != 2:
+        kind = "view"
     return Decoded(
         tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
         producer=producer, kind=kind, version=version, expected_version=expected,

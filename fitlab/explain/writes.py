@@ -15,7 +15,7 @@ asked for it. Composite ops (`clip_`, `dropout_`) are left
 to the ops they decompose into.
 
 Kernels are process-wide: every thread's writes are seen while a recorder is active. They
-are registered when a recording starts (about 25 ms for the 1244 ops of torch 2.13, after a
+are registered when a recording starts (about 25 ms for the 1244 ops of torch 2.13.0+cpu, after a
 scan of torch's schemas once per process) and released, on the same thread, when the last
 one ends: nothing of fitlab's stays in a notebook between recordings, and no kernel is
 swapped under a thread that is running ops from this one. `keep()` holds them across

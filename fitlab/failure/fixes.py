@@ -1,8 +1,8 @@
 """The fix gallery: the blog's script and its candidate fixes, each run for real.
 
-Every variant changes one line of the blog's script: how the labels are made,
-whether the student is a copy of the teacher, how it is re-initialised, or
-how backward() is called. Each is trained on the same draws as train(config)
+Every variant changes one or two lines of the blog's script (Variant.lines):
+how the labels are made, whether the student is a copy of the teacher, how it
+is re-initialised, or how backward() is called. Each is trained on the same draws as train(config)
 and reports what really happened.
 """
 
@@ -60,7 +60,8 @@ class Variant:
     """One way to write the script.
 
     key           the variant, as an identifier (the page words it: ui/tabs/failure/gallery.py)
-    change        the one line that differs from the blog's script
+    change        what differs from the blog's script
+    lines         how many of the script's lines that changes
     make_labels   (teacher, X) -> labels
     copy_teacher  the student is a deep copy of the teacher, taken before the re-init
     reinitialise  the in-place re-init of the student
@@ -77,11 +78,15 @@ class Variant:
     reinitialise: Callable[[TiedNet, torch.Generator], None] = reinitialise_as_student
     retain_graph: bool = False
     attached: bool = True
+    lines: int = 1
 
 
 BLOG = Variant("blog", "labels = net(X).reshape((-1, 1))", attached_labels)
 DETACH = Variant("detach", "labels = net(X).detach().reshape((-1, 1))", detached_labels,
                  attached=False)
+HOOKS = Variant("identity_hooks",
+                "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
+                _labels_through_identity_hooks)
 VARIANTS: tuple[Variant, ...] = (
     BLOG,
     DETACH,
@@ -93,14 +98,12 @@ VARIANTS: tuple[Variant, ...] = (
             "student = copy.deepcopy(net)  # before the re-init; labels not detached",
             attached_labels, copy_teacher=True),
     Variant("deep_copy_retain_graph", "loss.backward(retain_graph=True)  # with the deep copy",
-            attached_labels, copy_teacher=True, retain_graph=True),
+            attached_labels, copy_teacher=True, retain_graph=True, lines=2),
     Variant("data_reinit", "nn.init.kaiming_normal_(m.weight.data)  # and m.bias.data.zero_()",
-            attached_labels, reinitialise=reinitialise_through_data),
-    Variant("identity_hooks",
-            "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t): labels = …",
-            _labels_through_identity_hooks),
+            attached_labels, reinitialise=reinitialise_through_data, lines=2),
+    HOOKS,
     Variant("identity_hooks_retain_graph", "loss.backward(retain_graph=True)  # with the hooks",
-            _labels_through_identity_hooks, retain_graph=True),
+            _labels_through_identity_hooks, retain_graph=True, lines=2),
 )
 
 
@@ -158,6 +161,20 @@ def variant_seconds(config: Config, variant: Variant) -> float:
         return run + walked_graph_seconds(config)
     stopped = replace(config, epochs=min(config.epochs, 1 if config.batches_per_epoch > 1 else 2))
     return estimated_seconds(stopped, "autograd")
+
+
+def unchecked_loop(config: Config) -> tuple[FixOutcome, float | None]:
+    """The blog's loop with identity saved-tensor hooks around the labels
+    (HOOKS), which skip the version check, run on `config`; and how far its
+    first gradients are from .detach()'s (gradient_gap). The detached run is
+    cut to one epoch: its first step does not depend on how many follow."""
+    hooked = run_variant(config, HOOKS)
+    return hooked, gradient_gap(hooked, run_variant(replace(config, epochs=1), DETACH))
+
+
+def unchecked_seconds(config: Config) -> float:
+    """An upper bound of how long unchecked_loop(config) takes."""
+    return variant_seconds(config, HOOKS) + estimated_seconds(replace(config, epochs=1), "autograd")
 
 
 def gallery_seconds(config: Config) -> float:

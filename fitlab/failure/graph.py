@@ -3,10 +3,9 @@
 The graph is read without touching its version checks: a saved tensor is
 read through `node._raw_saved_<name>.data`, because `node._saved_<name>`
 unpacks it and raises the very error being explained. Saved-tensor hooks are
-not used either: with hooks installed torch skips the version check, so the
-first backward computes its gradients from the re-initialised weights
-(wrong), and the blog's loop then fails at the second step, backward through a graph
-the first backward freed; only with retain_graph=True would it train on.
+not used either: with hooks installed torch skips the version check, and
+backward reads the stale tensors unnoticed (what that does to the blog's loop
+depends on the settings: fitlab.failure.fixes.unchecked_loop runs it).
 """
 
 from __future__ import annotations

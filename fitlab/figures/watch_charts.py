@@ -40,6 +40,11 @@ __all__ = ["AT_FRAME", "DIAGRAM_MAX_WIDTH", "EPOCH", "FRAME", "FRAME_EPOCH", "HE
            "frame_params", "frame_scale", "layer_distances", "relative_distances", "watch_panels"]
 
 EPOCH = "epoch"              # the parameter the range input sets
+# The epoch axis: linear to 1, logarithmic beyond. At the blog's settings the
+# pictures change most in the first few epochs of a hundred, which a linear
+# axis crowds into its left edge.
+EPOCH_SCALE = {"type": "symlog", "constant": 1}
+GROWN = "datum.epoch <= frame_epoch"   # a curve drawn up to the shown epoch
 FRAME_EPOCH = "frame_epoch"  # the epoch of the frame shown
 # Largest |prediction| drawn: a diverged student's would squash the rest.
 PREDICTION_LIMIT = 1e6
@@ -78,6 +83,26 @@ def frame_params(frames: Frames, epochs: int) -> list[dict]:
             {"name": FRAME_EPOCH, "expr": f"{recorded}[{FRAME}]"}]
 
 
+def epoch_axis(last: int) -> alt.X:
+    """The epoch axis of a picture over time: fixed from 0 to the last epoch,
+    whatever epoch is shown, on EPOCH_SCALE."""
+    last = max(1, last)
+    ticks = [t for t in (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000) if t < last * 0.8] + [last]
+    return alt.X("epoch:Q", title="epoch (log scale past 1)", axis=alt.Axis(values=ticks),
+                 scale=alt.Scale(**EPOCH_SCALE, domain=[0, last], nice=False))
+
+
+def fixed_domain(values, log_scale: bool = False) -> list[float] | None:
+    """The [low, high] of the finite values (positive ones on a log scale),
+    for an axis that stays put while the curves grow; None if there are none."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values) & ((values > 0) if log_scale else True)]
+    if values.size == 0:
+        return None
+    low, high = float(values.min()), float(values.max())
+    return [low, high] if high > low else [low / 2, high * 2] if log_scale else [low - 1, high + 1]
+
+
 def _epoch_rule(data: Datasets) -> alt.Chart:
     """A vertical rule at the shown frame's epoch."""
     return (alt.Chart(data("one_row", pd.DataFrame({"one": [0]})))
@@ -87,19 +112,22 @@ def _epoch_rule(data: Datasets) -> alt.Chart:
 
 
 def watch_loss_panel(history: pd.DataFrame, data: Datasets, log_scale: bool = True) -> alt.LayerChart:
-    """Train and test MSE per epoch, with a rule at the shown epoch and both
-    losses there as labelled points (needs frame_params in the spec)."""
+    """Train and test MSE per epoch, each curve drawn up to the shown epoch
+    on axes fixed to the whole run's, with a rule at the shown epoch and
+    both losses there as labelled points (needs frame_params in the spec)."""
     long = history.melt(id_vars="epoch", value_vars=list(SPLIT_LABELS), var_name="split", value_name="loss")
     long["split"] = long["split"].map(SPLIT_LABELS)
     long = long[np.isfinite(long["loss"]) & ((long["loss"] > 0) if log_scale else True)]
-    scale = alt.Scale(type="log") if log_scale else alt.Scale(zero=True)
+    domain = fixed_domain(long["loss"], log_scale)
+    fixed = {} if domain is None else {"domain": domain if log_scale else [0, domain[1]], "nice": False}
+    scale = alt.Scale(type="log", **fixed) if log_scale else alt.Scale(zero=True, **fixed)
     base = alt.Chart(data("losses", long.reset_index(drop=True))).encode(
-        x=alt.X("epoch:Q", title="epoch"),
+        x=epoch_axis(int(history.epoch.iloc[-1])),
         y=alt.Y("loss:Q", title="mean squared error", scale=scale),
         color=alt.Color("split:N", title=None, sort=["train", "test"],
                         scale=alt.Scale(range=["#1f77b4", "#ff7f0e"]),
                         legend=alt.Legend(orient="bottom", direction="horizontal")))
-    lines = base.mark_line()
+    lines = base.transform_filter(GROWN).mark_line()
     now = base.transform_filter(f"datum.epoch == {FRAME_EPOCH}")
     points = now.mark_point(filled=True, size=60).encode(
         tooltip=[alt.Tooltip("split:N"), alt.Tooltip("epoch:Q"), alt.Tooltip("loss:Q", format=".6g")])
@@ -135,15 +163,18 @@ def watch_distance_panel(distances: pd.DataFrame, data: Datasets) -> alt.LayerCh
     percentage of where it started (an axis that shows a few percent), a
     rule and points at the shown epoch."""
     layers = list(dict.fromkeys(distances["layer"]))
-    base = alt.Chart(data("distances", relative_distances(distances))).encode(
-        x=alt.X("epoch:Q", title="epoch"),
-        y=alt.Y("percent:Q", title="% of its distance at epoch 0", scale=alt.Scale(zero=False)),
+    relative = relative_distances(distances)
+    domain = fixed_domain(relative["percent"])
+    base = alt.Chart(data("distances", relative)).encode(
+        x=epoch_axis(int(distances["epoch"].max()) if len(distances) else 1),
+        y=alt.Y("percent:Q", title="% of its distance at epoch 0",
+                scale=alt.Scale(zero=False) if domain is None else alt.Scale(domain=domain)),
         color=alt.Color("layer:N", title=None, sort=layers, scale=alt.Scale(scheme="category10"),
                         legend=alt.Legend(orient="bottom", direction="horizontal")))
     points = base.transform_filter(f"datum.epoch == {FRAME_EPOCH}").mark_point(filled=True, size=50).encode(
         tooltip=[alt.Tooltip("layer:N"), alt.Tooltip("epoch:Q"), alt.Tooltip("raw:Q", format=".4g"),
                  alt.Tooltip("percent:Q", format=".3g")])
-    return alt.layer(base.mark_line(), _epoch_rule(data), points).properties(
+    return alt.layer(base.transform_filter(GROWN).mark_line(), _epoch_rule(data), points).properties(
         width="container", height=220,
         title=alt.Title("Distance to the teacher", subtitle="per layer, % of epoch 0's", anchor="start"))
 
@@ -160,22 +191,30 @@ def prediction_series(frames: Frames, inputs: np.ndarray, labels: np.ndarray) ->
 def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarray,
                            data: Datasets) -> alt.LayerChart:
     """The student's prediction against the label of each test row at the
-    shown epoch, with the y = x line of a perfect student. The prediction
-    axis follows the predictions shown (Vega recomputes its domain as the
-    epoch moves), so the points do not merge as they approach the line."""
+    shown epoch, with the y = x line of a perfect student, on fixed axes:
+    both span the labels and the last frame's predictions (the same range,
+    so the line is the diagonal), and a point beyond them, as a fresh
+    student's often are, sits on the edge it is beyond. Progress reads as
+    the points moving onto the line, not as the ticks changing."""
     rows = prediction_series(frames, inputs, labels)
     low, high = float(np.min(labels)), float(np.max(labels))
+    last = rows[rows.columns[-1]].to_numpy()
+    last = last[np.isfinite(last) & (np.abs(last) < PREDICTION_LIMIT)]
+    lo, hi = min(low, float(last.min(initial=low))), max(high, float(last.max(initial=high)))
+    pad = 0.05 * (hi - lo) or 1.0
+    axis = alt.Scale(domain=[lo - pad, hi + pad], nice=False, clamp=True)
     points = (alt.Chart(data("predictions", rows)).transform_calculate(prediction=AT_FRAME)
               .transform_filter(f"isValid(datum.prediction) && abs(datum.prediction) < {PREDICTION_LIMIT:g}")
               .mark_circle(size=30, opacity=0.7).encode(
-                  x=alt.X("label:Q", title="true label (the teacher)", scale=alt.Scale(zero=False)),
-                  y=alt.Y("prediction:Q", title="student's prediction", scale=alt.Scale(zero=False)),
+                  x=alt.X("label:Q", title="true label (the teacher)", scale=axis),
+                  y=alt.Y("prediction:Q", title="student's prediction", scale=axis),
                   tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")]))
     line = alt.Chart(data("diagonal", pd.DataFrame({"label": [low, high], "prediction": [low, high]}))
                      ).mark_line(color="gray", strokeDash=[4, 4]).encode(x="label:Q", y="prediction:Q")
     return alt.layer(line, points).properties(
         width="container", height=220,
-        title=alt.Title("Test rows: prediction against label", subtitle="dashed: a perfect student",
+        title=alt.Title("Test rows: prediction against label",
+                        subtitle="dashed: a perfect student; beyond the axes: on the edge",
                         anchor="start"))
 
 
@@ -187,10 +226,11 @@ def _spec(picture: dict, data: Datasets, frames: Frames, epochs: int) -> dict:
             "datasets": dict(data)}
 
 
-def watch_panels(run: Run, log_scale: bool = True) -> dict[str, dict]:
-    """Every picture of the run at one epoch, by name, each a Vega-Lite spec
-    with its data sets and the same epoch parameter: loss, distance,
-    predictions, diagram (widths up to DIAGRAM_MAX_WIDTH), change, weights."""
+def watch_panels(run: Run, log_scale: bool = True, names: tuple[str, ...] | None = None) -> dict[str, dict]:
+    """Every picture of the run at one epoch (or those of `names`), by name,
+    each a Vega-Lite spec with its data sets and the same epoch parameter:
+    loss, distance, predictions, diagram (widths up to DIAGRAM_MAX_WIDTH),
+    change, weights."""
     frames, config = run.frames, run.config
     kept = run.student_teacher
     n = config.n_train
@@ -206,6 +246,8 @@ def watch_panels(run: Run, log_scale: bool = True) -> dict[str, dict]:
     pictures["weights"] = lambda data: weight_panel(frames, kept.teacher, data)
     specs = {}
     for name, draw in pictures.items():
+        if names is not None and name not in names:
+            continue
         data = Datasets()
-        specs[name] = _spec(draw(data), data, frames, config.epochs)
+        specs[name] = _spec(draw(data), data, frames, run.last_epoch)
     return specs

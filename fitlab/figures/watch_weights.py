@@ -55,6 +55,16 @@ def colour_bound(teacher: Layers, frames: Frames) -> float:
     return max(teacher_max, _bound(frames.values), 1e-6)
 
 
+def beyond_colour_scale(teacher: Layers, frames: Frames) -> tuple[float, int, int]:
+    """(m, beyond, recorded): the shared colour scale's half-width
+    (colour_bound), how many of the student's finite recorded values lie
+    past ±m (drawn in the scale's end colour: the scale clamps), and how many
+    finite values were recorded."""
+    bound = colour_bound(teacher, frames)
+    finite = frames.values[np.isfinite(frames.values)]
+    return bound, int((np.abs(finite) > bound).sum()), int(finite.size)
+
+
 def change_bounds(frames: Frames) -> list[float]:
     """Per distinct layer, the half-width of its change scale: the largest
     |value at a frame − value at epoch 0| of its weights and biases."""

@@ -13,7 +13,7 @@ least-squares fits made on a loaded 2-core machine, rounded up
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fitlab.config import Config
 
@@ -92,6 +92,14 @@ def estimated_seconds(config: Config, engine: str | None = None) -> float:
     return _seconds(COSTS[engine or config.runs_engine], work(config))
 
 
+def run_seconds(config: Config, engine: str | None = None) -> float:
+    """Roughly how long train(config) takes on `engine`, counting only the
+    epochs it can run: with the labels attached it stops at its first
+    backward() (the student's re-init wrote weights the labels' graph saved),
+    so one epoch's worth at most, however many epochs it was given."""
+    return estimated_seconds(config if config.detach else replace(config, epochs=1), engine)
+
+
 def walked_graph_seconds(config: Config) -> float:
     """Roughly how much longer `config`'s training on autograd takes when
     every backward() also walks the labels' graph (retain_graph=True)."""
@@ -154,8 +162,9 @@ class OverBudget(ValueError):
 
 
 def check(config: Config, engine: str | None = None, budget: float = BUDGET_SECONDS) -> None:
-    """Raise OverBudget if `config` on `engine` would take longer than `budget`."""
-    seconds = estimated_seconds(config, engine)
+    """Raise OverBudget if train(config) on `engine` would take longer than
+    `budget` (run_seconds)."""
+    seconds = run_seconds(config, engine)
     if seconds > budget:
         raise OverBudget(seconds, budget, costly_fields(config))
 

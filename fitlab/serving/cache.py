@@ -41,6 +41,11 @@ class RunCache:
         with self._lock:
             return sum(size for _, size in self._runs.values())
 
+    def peek(self, config: Config) -> Run | None:
+        """The cached run for `config`, or None; never waits for a make()."""
+        with self._lock:
+            return self._lookup(config)
+
     def get(self, config: Config, make: Callable[[Config], Run]) -> Run:
         """The cached run for `config`, or make(config) stored and returned.
         Concurrent callers for one config wait for a single make()."""

@@ -12,7 +12,7 @@ import pytest
 
 from fitlab import Config
 from fitlab.serving.runlog import describe_changes
-from ui.words import WIDGET_LABELS
+from ui.words import SETTING_WORDS
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
 
@@ -57,7 +57,7 @@ class RunLog:
                 expect(page.locator(".st-key-compare_clear")).to_have_count(0)
                 wait_idle(page)
             width = page.get_by_role("slider", name="Hidden width")
-            uses = page.get_by_role("slider", name=WIDGET_LABELS["shared_repeats"])
+            uses = page.get_by_role("slider", name=SETTING_WORDS["shared_repeats"].label)
             while self.runs < runs:
                 thumb = width if self.runs % 2 else uses     # run #2 is a width step
                 rerun_after(page, lambda: (thumb.focus(), thumb.press("ArrowRight")))

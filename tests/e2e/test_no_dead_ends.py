@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
 from fitlab import Config, train
+from fitlab.config import SETTINGS
 from fitlab.serving.affordable import nearest_affordable
 from fitlab.serving.runlog import parameters_csv
 
@@ -20,7 +22,7 @@ from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 pytestmark = pytest.mark.browser
 
 OVER_BUDGET = "/?width=256&epochs=2000&batch_size=1"
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
+WIDTHS = SETTINGS["width"].stops
 
 
 def test_an_over_budget_link_keeps_the_page_and_offers_the_nearest_settings_that_fit(page, server):
@@ -29,13 +31,21 @@ def test_an_over_budget_link_keeps_the_page_and_offers_the_nearest_settings_that
     expect(page.get_by_role("tab", name="Compare runs")).to_be_visible()
     expect(page.locator('[data-testid="stAlert"]', has_text="too much work")).to_have_count(1)
     offers = page.locator(".st-key-budget_offers button")
+    expect(offers.first).to_have_text(re.compile(r"^Advanced › Epochs 2000 → \d+$"))
+    # Only settings that train are offered (issue 32): width 128 and
+    # repeats 0 are among the nearest by the estimate, and diverge at epoch 1.
     nearest = nearest_affordable(Config(width=256, epochs=2000, batch_size=1), choices={"width": WIDTHS})
-    expect(offers).to_have_count(min(3, len(nearest)))
-    expect(offers.first).to_have_text(f"Advanced › Epochs 2000 → {nearest[0].epochs}")
+    diverging = [o for o in nearest if train(replace(o, epochs=2)).diverged_at is not None]
+    assert {o.width for o in diverging} >= {128} and {o.shared_repeats for o in diverging} >= {0}
+    texts = offers.all_inner_texts()
+    assert not any("Hidden width" in t or "Shared layer repeats" in t for t in texts), texts
+    epochs = int(texts[0].rsplit("→", 1)[1])
+    assert epochs <= nearest[0].epochs
     rerun_after(page, lambda: offers.first.click())
     page.wait_for_selector(DRAWN_CHART)                        # it ran: the loss chart is drawn
     expect(page.locator('[data-testid="stAlert"]', has_text="too much work")).to_have_count(0)
-    expect(page).to_have_url(re.compile(rf"[?&]epochs={nearest[0].epochs}\b"))
+    expect(page.locator('[data-testid="stAlert"]', has_text="diverged")).to_have_count(0)
+    expect(page).to_have_url(re.compile(rf"[?&]epochs={epochs}\b"))
     expect(page.get_by_role("slider", name="Hidden width")).to_have_attribute("aria-valuetext", "256")
 
 

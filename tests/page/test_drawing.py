@@ -77,3 +77,50 @@ def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resour
     release_slots.set()
     waiting_page.join(PATIENCE)
     assert results == ["trained"]  # its job ran, and it took a permit back to draw the rest
+
+
+def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypatch):
+    """More page runs than permits on one untrained config: the one that
+    trains, done, takes a permit back while the others wait for its run."""
+    import fitlab
+    from fitlab import Config
+
+    trained, release, train = threading.Event(), threading.Event(), fitlab.train
+
+    def slow_train(config, progress=None):
+        trained.set()
+        release.wait(PATIENCE)
+        return train(config)
+
+    monkeypatch.setattr(state.fitlab, "train", slow_train)
+    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent())})())
+    config, runs = Config(epochs=3, seed=41), []
+
+    def page():
+        with state.drawing():
+            runs.append(state.run_with_progress(config))
+
+    pages = [threading.Thread(target=page, daemon=True) for _ in range(state.DRAWING_AT_ONCE + 3)]
+    pages[0].start()
+    trained.wait(PATIENCE)
+    for p in pages[1:]:
+        p.start()
+    time.sleep(0.2)  # the others are waiting for the run now
+    release.set()
+    for p in pages:
+        p.join(PATIENCE)
+    assert len(runs) == len(pages) and all(r is runs[0] for r in runs)
+
+
+class Silent:
+    """A stand-in for the progress bar's container and its element: their
+    calls, outside a page."""
+
+    def progress(self, *args, **kwargs):
+        pass
+
+    def html(self, *args, **kwargs):
+        pass
+
+    def empty(self):
+        return self

@@ -99,9 +99,11 @@ def test_the_advice_follows_what_the_student_failed_at():
 def test_a_diverging_run_is_a_result(diverged):
     history = diverged.history
     assert diverged.error is None
-    assert list(history.epoch) == list(range(101))
     finite = np.isfinite(history[["train_loss", "test_loss"]]).all(axis=1)
     assert not finite.all() and finite.iloc[0]
+    # It stopped at the epoch it diverged: every epoch before is finite.
+    assert list(history.epoch) == list(range(diverged.diverged_at + 1)) and diverged.config.epochs == 100
+    assert finite.iloc[:-1].all()
     assert diverged.diverged_at == int(history.epoch[~finite].min())
     assert f"diverged at epoch {diverged.diverged_at}" in divergence_note(diverged)
     assert divergence_note(train(Config(epochs=3))) is None

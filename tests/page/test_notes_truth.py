@@ -14,21 +14,27 @@ from hypothesis import strategies as st
 from fitlab import Config, train
 from fitlab.config import BOUNDS
 from fitlab.failure.autopsy import autopsy
-from fitlab.failure.fixes import Failure, fix_gallery, references, verdicts
+from fitlab.failure.fixes import GRADIENT_TOLERANCE, HOOKS, Failure, fix_gallery, references, verdicts
 from fitlab.outcome import outcome
 from ui.tabs.failure.gallery import FREED_GRAPH, verdict_text
-from ui.tabs.failure.views import ledger_note
+from ui.tabs.failure.views import hooks_note, ledger_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import divergence_note, fit_note
 from ui.tabs.watch import recording_note as watch_recording_note
-from ui.tabs.watch import watch_note
+from ui.tabs.watch import shared_scale_note, watch_note
+from ui.words import intro_html
+
+
+def _config(**fields) -> Config:
+    return Config(**{**fields, "batch_size": min(fields["batch_size"], fields["n_train"])})
+
 
 CONFIGS = st.builds(
-    Config,
+    _config,
     width=st.integers(1, 6), shared_repeats=st.integers(0, 8),
-    lr=st.sampled_from([1e-4, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0]),
+    lr=st.sampled_from([1e-4, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 1e-6]),
     batch_size=st.sampled_from([1, 5, 50]), epochs=st.integers(BOUNDS["epochs"][0], 12),
-    tied=st.booleans(), seed=st.integers(0, 3))
+    tied=st.booleans(), seed=st.integers(0, 3), n_train=st.sampled_from([50, 1, 199]))
 FEW = settings(max_examples=15, deadline=None, derandomize=True,
                suppress_health_check=[HealthCheck.too_slow])
 
@@ -48,6 +54,15 @@ def assert_words_follow_the_numbers(text, run):
     for match in re.finditer(r"fitted|fits its", text):
         before = text[max(0, match.start() - 12):match.start()]
         assert "not" in before or facts.fits_training_rows, text
+    # Folds: no 1-fold for a small change, no fold of 7 or more digits.
+    assert not re.search(r"\b1-fold|\d{1,3}(,\d{3}){2,}-fold", text), text
+    if facts.constant_fits_exactly:   # one training row: the constant fits it, the student may too
+        assert "not fitted" not in text and "not yet fitted" not in text and "not that it fits" not in text
+    config = run.config
+    for match in re.finditer(r"(\d+) weights have many ways to fit ([\d,]+) rows?", text):
+        assert int(match[2].replace(",", "")) == config.n_train < int(match[1]) == len(run.student_params)
+    if "More training rows" in text:
+        assert config.n_train < config.n_samples - 1, text
     if "closer to the teacher" in text:
         assert moved_closer(run) > 0, text
     if "further from the teacher" in text:
@@ -67,6 +82,12 @@ def test_every_run_note_says_what_the_numbers_say(config):
         assert fit is None
         assert f"diverged at epoch {facts.diverged_at}" in diverged
         assert f"diverged at epoch {facts.diverged_at}" in approach
+        drawn = run.distances.dropna(subset=["raw"])
+        drawn = drawn[np.isfinite(drawn.raw)]
+        if len(drawn) < len(run.distances):   # the epochs said are the distances' own
+            assert f"the last to epoch {drawn.epoch.max()}" in approach
+            stopped = run.distances[~np.isfinite(run.distances.raw)].epoch.min()
+            assert f"stop being numbers from epoch {stopped}" in approach
         return
     text, worse = fit
     assert worse == (run.history.test_loss.iloc[-1] > run.baseline.test_mse)
@@ -82,6 +103,18 @@ def test_every_run_note_says_what_the_numbers_say(config):
     # Recording and watching: the counts are the run's.
     matched = run.distances.dropna(subset=["matched"]).epoch.nunique()
     assert f"matched at {matched} of them" in recording_note(run.distances, config.epochs)
+    exact = run.student_teacher.records.exact
+    assert ("trying every relabelling" in recording_note(run.distances, config.epochs, exact)) == exact
+    intro = intro_html(config)   # the shared layer as these settings use it
+    assert ("(0 repeats)" in intro) == (config.shared_repeats == 0)
+    assert ("used once" in intro) == (config.shared_repeats == 1)
+    values = run.frames.values[np.isfinite(run.frames.values)]
+    teacher = max(float(np.abs(a).max()) for _, w, b in run.student_teacher.teacher for a in (w, b))
+    bound = max(teacher, float(np.quantile(np.abs(values), 0.995)) if values.size else 0.0, 1e-6)
+    beyond = int((np.abs(values) > bound).sum())
+    scale = shared_scale_note(run)
+    assert f"±{bound:.3g}" in scale
+    assert (f"{beyond:,} of the student's" in scale) if beyond else "past it" not in scale
     every = len(run.frames.epochs) == config.epochs + 1
     assert ("recorded at every epoch" in watch_recording_note(run)) == every
     assert ("diverged" in watch_note(run)) == (facts.diverged_at is not None)
@@ -107,15 +140,23 @@ def test_a_run_that_finished_no_epoch_claims_nothing_about_training():
 
 
 @settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(st.builds(Config, width=st.integers(1, 6), shared_repeats=st.integers(1, 3),
+@given(st.builds(Config, width=st.integers(1, 6), shared_repeats=st.integers(1, 3), lr=st.sampled_from([0.1, 10.0]),
                  batch_size=st.sampled_from([5, 25, 50]), epochs=st.integers(1, 2), seed=st.integers(0, 3)))
 def test_gallery_and_ledger_notes_follow_their_runs(config):
     outcomes = fix_gallery(config)
     blog, detached = references(outcomes)
     for o, v in zip(outcomes, verdicts(outcomes)):
         text = verdict_text(v, o, detached)
+        if o.variant == HOOKS:   # the graph's caption on the hooked loop says what this row did
+            said = hooks_note(config, o, v.gradient_gap)
+            assert ("fails at" in said) == (o.error is not None)
+            assert ("wrong" in said) == (v.gradient_gap > GRADIENT_TOLERANCE)
         if o.error is None:
             assert not text.startswith("✗")
+            finite = np.isfinite(o.history.train_loss)
+            if not finite.all():   # a diverged run is said so, and not "identical" NaN for NaN
+                assert f"diverged at epoch {o.history.epoch[~finite].iloc[0]}" in text
+                assert "numbers identical" not in text and "✓ fixes it" not in text
             continue
         assert text.startswith("✗")
         if v.failure is Failure.SAME:   # named as the blog's: the same message, word for word

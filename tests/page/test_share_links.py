@@ -3,13 +3,15 @@
 import pytest
 
 from fitlab import Config, train
+from fitlab.config import SETTINGS
 from fitlab.weights import parameter_matrix
 from tests.page.helpers import loss_charts
 from tests.page.helpers import open_page as open_link
 from ui.share import IGNORED_HEADLINE, SHOWN_CHARS, SHOWN_PARTS, ignored_lines, url_problems
-from ui.words import FIELD_LABELS
+from ui.sidebar import DRAWN_FIRST
+from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS
 
-KEYS = ("width", "shared_repeats", "lr", "batch_size", "detach", "tied", "epochs", "seed", "n_train")
+KEYS = SIDEBAR_FIELDS  # the settings the sidebar shows and the URL holds
 
 
 def page_config(at) -> Config:
@@ -148,7 +150,7 @@ def test_the_field_labels_are_the_sidebars():
     labels = {w.label for kind in ("slider", "select_slider", "number_input", "checkbox", "radio")
               for w in getattr(at.sidebar, kind)}
     for field, label in FIELD_LABELS.items():
-        if field in KEYS or field == "engine":
+        if field in KEYS:
             assert label.removeprefix("Advanced › ") in labels, (field, label)
 
 
@@ -174,3 +176,35 @@ def test_url_problems_names_each_ignored_part():
         "• lr=inf: not a value this setting can take; using the default, 0.01.",
         "• detach=1: not a value this setting can take; using the default, on.",
         "• x=y: not a setting of this page; ignored."]
+
+
+def sidebar_widgets(node) -> list:
+    """The sidebar's widgets bound to the URL, in the order the page shows them."""
+    found = [node] if getattr(getattr(node, "proto", None), "query_param_key", "") else []
+    for child in getattr(node, "children", {}).values():
+        found += sidebar_widgets(child)
+    return found
+
+
+def test_the_sidebar_shows_one_widget_per_setting_in_the_words_order_each_bound_to_its_field():
+    at = open_link()
+    widgets = sidebar_widgets(at.sidebar)
+    assert [w.proto.query_param_key for w in widgets] == list(SIDEBAR_FIELDS)
+    for widget in widgets:
+        words = SETTING_WORDS[widget.key]
+        assert widget.key == widget.proto.query_param_key
+        assert (widget.label, widget.proto.help or None) == (words.label, words.help)
+    assert set(SETTING_WORDS) == set(SETTINGS) and len(SETTING_WORDS) == len(SETTINGS)
+    assert set(SIDEBAR_FIELDS) == {f for f, w in SETTING_WORDS.items() if w.group in (MAIN, ADVANCED)}
+    (expander,) = [e for e in at.sidebar.get("expander") if e.label == ADVANCED]
+    assert [w.key for w in sidebar_widgets(expander)] == [f for f in SIDEBAR_FIELDS
+                                                          if SETTING_WORDS[f].group == ADVANCED]
+
+
+def test_a_widget_whose_bound_follows_another_is_drawn_after_it():
+    drawn = [f for group in DRAWN_FIRST for f in SIDEBAR_FIELDS if SETTING_WORDS[f].group == group]
+    assert sorted(drawn) == sorted(SIDEBAR_FIELDS)
+    following = {f: SETTINGS[f].at_most[0] for f in drawn if SETTINGS[f].at_most}
+    assert following == {"batch_size": "n_train", "n_train": "n_samples"}
+    for field, other in following.items():
+        assert other not in drawn or drawn.index(other) < drawn.index(field), (field, other)

@@ -15,6 +15,7 @@ import fitlab
 from fitlab import Config
 from ui import warmup
 from ui.state import run_cache
+from ui.words import SIDEBAR_FIELDS
 
 
 @pytest.mark.slow  # the warm-up starts a worker process
@@ -82,7 +83,7 @@ def test_the_pages_frame_is_drawn_before_it_imports_torch():
     out = subprocess.run([sys.executable, "-c", _FRAME_BEFORE_TORCH, str(root / "streamlit_app.py")], cwd=root,
                          capture_output=True, text=True, timeout=240, check=True).stdout
     (keys,) = ast.literal_eval(out.strip().splitlines()[-1])
-    assert {"width", "lr", "detach", "decode_message"} <= set(keys), keys
+    assert {*SIDEBAR_FIELDS, "decode_message"} <= set(keys), keys
 
 
 def test_the_warm_up_imports_every_module_the_page_imports():

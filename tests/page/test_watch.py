@@ -46,8 +46,11 @@ def test_the_lesson_has_no_scrubbed_view():
 
 def test_the_scrubbed_view_is_drawn_only_while_its_tab_is_open():
     at = open_page()
-    assert watch_charts(at) == []      # the default page: the Training tab, its loss chart alone
-    assert len(at.get("vega_lite_chart")) == 1
+    # The default page: the Training tab, its first screen's two moving
+    # pictures (the watch view's loss and predictions) and its loss chart.
+    assert len(watch_charts(at)) == 2 and len(at.get("vega_lite_chart")) == 3
+    names = {d.name for chart in watch_elements(at) for d in chart.proto.datasets}
+    assert {"losses", "predictions"} <= names and "edges" not in names
     open_tab(at, WATCH)
     assert len(watch_charts(at)) == 6
     open_tab(at, "Compare runs")

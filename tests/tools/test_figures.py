@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from fitlab import Config
+from fitlab.config import SETTINGS
 from fitlab.failure.fixes import VARIANTS, run_variant
 from tools import figures as figures_tool
+from ui.words import SETTING_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +36,28 @@ def test_a_document_quoting_another_number_is_named(values):
         "({closer_all} in all) while the train loss falls 1,125-fold'".format(**values)]
 
 
+def test_readmes_table_of_controls_has_one_row_per_declared_setting_in_the_sidebars_words():
+    table = figures_tool.controls_figures()["controls_table"]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert [row[1] for row in rows] == [f"`{field}`" for field in SETTING_WORDS]
+    assert sorted(row[1].strip("`") for row in rows) == sorted(SETTINGS)
+    by_field = {row[1].strip("`"): row for row in rows}
+    assert by_field["width"][:4] == ["Hidden width", "`width`", "5",
+                                     "1 to 256 (stops: 1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)"]
+    assert by_field["n_train"][2:4] == ["50", "1 to n_samples − 1"]
+    assert by_field["batch_size"][3] == "1 to n_train, at most 10,000"
+    assert by_field["engine"][:4] == ["Advanced › Engine", "`engine`", "fast", "fast / autograd"]
+    assert by_field["in_features"][0] == "(library only)"
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_readme_without_a_declared_settings_row_is_named(values):
+    wider = values["controls_table"] + "\n| (library only) | `weight_decay` | 0 | 0 to 1 |  |"
+    wrong = [line for line in figures_tool.disagreements({**values, "controls_table": wider})
+             if "weight_decay" in line]
+    assert len(wrong) == 1 and wrong[0].startswith("README.md: ")
+
+
 def test_the_distances_are_quoted_to_the_hundredth_not_rounded_to_1_6_6_and_13(values):
     assert (values["closer_first"], values["closer_shared"], values["closer_last"]) == ("1.73 %", "6.11 %", "12.58 %")
     assert "1.6 %, 6 % and 13 %" not in read("docs/student.md")
@@ -43,6 +67,13 @@ def test_the_sweep_is_said_to_match_its_single_runs_to_a_measured_difference_not
     library = read("docs/library.md")
     assert "history equals its single run" not in library
     assert float(values["sweep_relative_difference"]) > 0   # not equal: float32 in another order
+
+
+@pytest.mark.parametrize("measured", [3.18e-6, 3.69e-6, 4.35e-6, 9.99e-6, 3e-6])
+def test_an_at_most_figure_is_rounded_up_never_below_what_was_measured(measured):
+    # 3.18e-6 (one OpenBLAS kernel's worst) once read "at most 3e-6".
+    stated = float(figures_tool._at_most(measured))
+    assert measured <= stated < 2 * measured
 
 
 def test_the_sgemm_sentence_is_the_measured_range_not_half_the_cost():
@@ -113,3 +144,11 @@ def test_the_attached_variants_fail_at_the_second_step_whatever_the_batch_size(b
     assert steps == {2}
     assert "fail at the second step" in read("docs/diagnosis.md")
     assert "fails at the second step" in read("docs/diagnosis.md")
+
+
+def test_with_one_step_the_attached_variants_train_to_the_end_as_the_docs_say():
+    config = Config(epochs=1, batch_size=50)   # issue 33: one step, no second backward to fail
+    assert config.epochs * config.batches_per_epoch == 1
+    trained = [run_variant(config, v) for v in VARIANTS if v.key in ("deep_copy", "data_reinit", "identity_hooks")]
+    assert all(o.error is None for o in trained)
+    assert "there is no second backward and all three train to the end" in read("docs/diagnosis.md")

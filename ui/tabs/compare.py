@@ -5,12 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 import fitlab
+from fitlab.blog import task_differences
 from fitlab.config import Config
 from fitlab.figures.charts import overlay_chart
 from fitlab.run import Run
 from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.state import TabKeys, run_cache
+from ui.words import FIELD_LABELS
 
 KEYS = TabKeys("compare")
 PICKED = KEYS("picked")
@@ -88,6 +90,13 @@ def compare_section(shown: bool = True) -> None:
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Each run its own colour; solid: train loss, dashed: test loss.")
+    differ = task_differences([r.config for r in picked])
+    if differ:
+        named = " and ".join(FIELD_LABELS[f] for f in differ)
+        verb = "differs" if len(differ) == 1 else "differ"
+        st.info(f"**These runs learn different teachers**: {named} {verb}, and each draws its own teacher "
+                "and data (the same net makes the labels), so one run may score better because its task is "
+                "easier. Compare runs of one teacher, or read the R² rather than the losses.", icon="ℹ️")
     st.dataframe(picked_scores(tuple((r.label, r.config) for r in picked)), hide_index=True, key="compare_scores",
                  column_config={c: st.column_config.NumberColumn(format="%.4g") for c in SCORE_COLUMNS})
     st.caption("Each picked run's final losses and R² (1 is a perfect fit, 0 as good as the labels' "

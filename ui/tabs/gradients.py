@@ -55,18 +55,29 @@ def tied_gradient_section(run: Run, shown: bool = True) -> None:
         st.altair_chart(tying_chart(runs), width="stretch")
 
 
-def _ledger_view(ledger: TiedGradients) -> None:
+def ledger_note(ledger: TiedGradients) -> str:
+    """Markdown over the tied-gradient ledger: what it compares, in the
+    words its number of uses allows (one use has nothing to add up)."""
+    if ledger.tied and ledger.uses == 1:
+        return ("For the first batch of this run, before any step: the shared layer's weight gradient "
+                "from its **one use** (a hook on its output) and the `.grad` backward() stored. With one "
+                f"use there is nothing to add up: the two {agreement(ledger.max_difference)}. Use it more "
+                "than once and its `.grad` becomes the sum of every use's gradient.")
     if ledger.tied:
-        st.markdown(
-            f"For the first batch of this run, before any step: the shared layer's weight "
-            f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
-            "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
-            f"the sum and `.grad` {agreement(ledger.max_difference)}.")
-    else:
-        st.markdown(
-            f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
+        return (f"For the first batch of this run, before any step: the shared layer's weight "
+                f"gradient from each of its **{ledger.uses} uses** (hooks on each use's output), "
+                "their sum, and the `.grad` backward() stored. Gradients of a tied layer **add up**: "
+                f"the sum and `.grad` {agreement(ledger.max_difference)}.")
+    if ledger.uses == 1:
+        return ("This student is untied, with **one copy** of the shared layer: its `.grad` holds its one "
+                f"use's gradient (a hook on its output): the two {agreement(ledger.max_difference)}.")
+    return (f"This student is untied: each of its **{ledger.uses} copies** gets only its own "
             f"use's gradient (hooks on each use's output) in its `.grad`: the two "
             f"{agreement(ledger.max_difference)}. Tied, the one layer's `.grad` would be their sum.")
+
+
+def _ledger_view(ledger: TiedGradients) -> None:
+    st.markdown(ledger_note(ledger))
     st.table(ledger_summary(ledger))
     if st.toggle("Show every weight entry", key=KEYS("entries")):
         st.dataframe(ledger.table, hide_index=True, width="stretch")

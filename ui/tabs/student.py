@@ -10,6 +10,7 @@ from fitlab.figures.charts import distance_chart, prediction_chart, slice_chart
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from ui.charts import draw
+from ui.tabs.training import exact_constant_note
 from ui.words import loss_change
 
 # Why raw distance is the wrong yardstick.
@@ -31,8 +32,7 @@ def approach_note(run: Run) -> str:
     raw = distances.pivot(index="epoch", columns="layer", values="raw")
     total = np.sqrt((raw ** 2).sum(axis=1, min_count=raw.shape[1]))
     if facts.diverged_at is not None or not np.isfinite(total).all():
-        return (f"Training diverged at epoch {facts.diverged_at}: the weights stopped being numbers, "
-                "so the distances after it are not drawn.")
+        return divergence_words(run, raw)
     moved = 1 - total.iloc[-1] / total.iloc[0]
     if moved == 0:
         came = "Over training the student's weights came no nearer the teacher's"
@@ -43,6 +43,8 @@ def approach_note(run: Run) -> str:
     if facts.near_constant_labels:
         note += (": the teacher's labels are nearly constant here, so fitting them says little "
                  "about the weights.")
+    elif facts.constant_fits_exactly:
+        note += f". {exact_constant_note(run)}"
     elif facts.fits_training_rows:
         final = distances[distances.epoch == distances.epoch.max()].matched
         reached = bool(np.sqrt((final ** 2).sum()) < 1e-3 * total.iloc[0])
@@ -65,13 +67,48 @@ def approach_note(run: Run) -> str:
     return note
 
 
-def recording_note(distances: pd.DataFrame, epochs: int) -> str:
-    """In words, at which epochs a run's distances were recorded."""
+def divergence_words(run: Run, raw: pd.DataFrame) -> str:
+    """Where a run diverged, as its loss and its distances (`raw`: each
+    layer's raw distance by recorded epoch) say: the loss can leave the
+    numbers epochs before the weights do, and one layer's before another's."""
+    facts = outcome(run)
+    finite = np.isfinite(raw.to_numpy())
+    if finite.all():
+        weights = "every distance from the teacher stayed a number, and is drawn"
+    else:
+        gone = raw.index[~finite.all(axis=1)].min()
+        drawn = (f"each layer's distance is drawn while it is a number, the last to epoch "
+                 f"{raw.index[finite.any(axis=1)].max()}" if finite.any() else "no distance is drawn")
+        weights = f"the distances from the teacher stop being numbers from epoch {gone}; {drawn}"
+    if facts.diverged_at is None:
+        return f"Training diverged: {weights}."
+    loss = run.history.set_index("epoch").train_loss.loc[facts.diverged_at]
+    became = "infinite" if np.isinf(loss) else "NaN"
+    return f"Training diverged at epoch {facts.diverged_at}, where the train loss became {became}; {weights}."
+
+
+def recording_note(distances: pd.DataFrame, epochs: int, exact: bool | None = None) -> str:
+    """In words, at which epochs a run's distances were recorded; `exact`
+    says how the matching was found (None: not said)."""
     raw = distances["epoch"].nunique()
     matched = distances.dropna(subset=["matched"])["epoch"].nunique()
     where = "every epoch" if raw == epochs + 1 else f"{raw} evenly spaced epochs"
-    return (f"Raw distance recorded at {where}, matched at {matched} of them (matching costs "
-            f"far more than the raw distance, so wide nets get fewer).")
+    how = ("" if exact is None else ": here by trying every relabelling that matters" if exact
+           else ": here by weight matching, about width³ work each")
+    return (f"Raw distance recorded at {where}, matched at {matched} of them (a matching costs far more "
+            f"than a raw distance{how}; the costlier one matching is, the fewer epochs get one).")
+
+
+def slice_note(slices: pd.DataFrame) -> str:
+    """The caption of the loss on the straight line to the teacher, with the
+    loss at the teacher itself (t = 1), which the chart leaves off."""
+    at_teacher = slices.loc[slices["t"] == 1, ["train_loss", "test_loss"]].to_numpy()
+    largest = float(np.abs(at_teacher).max()) if at_teacher.size else float("nan")
+    there = ("exactly 0, off the log axis" if largest == 0 else
+             f"0 up to float rounding (at most {largest:.2g}), left off the axis")
+    return ("Weights (1 − t)·student + t·teacher: from the student's initial weights, and from its "
+            "final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1, the teacher "
+            f"itself, the loss is {there}: the labels are the teacher's outputs.")
 
 
 def student_section(run: Run) -> None:
@@ -82,7 +119,8 @@ def student_section(run: Run) -> None:
     draw(distance_chart, run.config, run.distances)
     st.caption(f"Lines: raw distance per layer; open diamonds: after matching the student's hidden "
                f"units to the teacher's, at the epochs matching was computed. {approach_note(run)} "
-               f"{WHY_RAW_STAYS_LARGE} {recording_note(run.distances, run.config.epochs)}")
+               f"{WHY_RAW_STAYS_LARGE} "
+               f"{recording_note(run.distances, run.config.epochs, run.student_teacher.records.exact)}")
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
@@ -92,6 +130,4 @@ def student_section(run: Run) -> None:
     with right:
         st.subheader("Loss on the straight line to the teacher")
         draw(slice_chart, run.config, run.loss_slices)
-        st.caption("Weights (1 − t)·student + t·teacher: from the student's initial weights, "
-                   "and from its final ones, on a log axis. Solid: train loss; dashed: test loss. At t = 1 "
-                   "the loss is zero (off a log axis): the labels are the teacher's outputs.")
+        st.caption(slice_note(run.loss_slices))

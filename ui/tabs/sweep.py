@@ -9,12 +9,12 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
+from fitlab.config import SETTINGS
 from fitlab.figures.charts import sweep_heatmap
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
-from fitlab.sweeps import AXES, final_losses, grid, parse_axis
-from ui.sidebar import WIDTHS
+from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
 from ui.state import TabKeys, heavy
-from ui.words import FIELD_LABELS, over_budget_message
+from ui.words import FIELD_LABELS, over_budget_message, stops_in_words
 
 KEYS = TabKeys("sweep")
 HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
@@ -37,6 +37,24 @@ SWEEP_AXIS_NOTES = {
 }
 
 
+def sweep_intro(config: Config) -> str:
+    """The sweep's first words: which settings its cells take from the sidebar."""
+    engine = FIELD_LABELS["engine"]
+    if config.engine == SWEEP_ENGINE:
+        return ("Every other setting is the sidebar's. All cells train at once, in one batched "
+                f"computation on the {SWEEP_ENGINE} engine.")
+    return (f"Every other setting is the sidebar's but **{engine}**: all cells train at once, in one "
+            f"batched computation on the {SWEEP_ENGINE} engine, not {config.engine} (a cell loaded as the "
+            "current run trains on the sidebar's engine).")
+
+
+def sweep_settings(base: Config, x: str, y: str) -> str:
+    """The settings a finished sweep's cells share, without its axes."""
+    changes = {k: v for k, v in base.changes().items() if k not in (x, y, "engine", "epochs")}
+    shared = ", ".join(f"{k}={v}" for k, v in changes.items()) or "the defaults"
+    return f"After {base.epochs} epochs on the {SWEEP_ENGINE} engine; other settings: {shared}."
+
+
 def sweep_section(config: Config, shown: bool = True) -> None:
     """Choose two axes and their values, train the grid, show the heatmap.
     With `shown` False (a tab not on screen) nothing is drawn; the choices,
@@ -45,8 +63,7 @@ def sweep_section(config: Config, shown: bool = True) -> None:
         KEYS.keep()
         return
     st.header("Sweep: the learning rate, and how much luck matters")
-    st.caption("Every other setting is the sidebar's. All cells train at once, "
-               "in one batched computation.")
+    st.caption(sweep_intro(config))
     left, right = st.columns(2)
     x = left.selectbox("Across", AXES, key=KEYS("x"))
     y = right.selectbox("Down", [a for a in AXES if a != x], key=KEYS("y"))
@@ -66,10 +83,12 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
     table in the session. A refused sweep leaves no old heatmap behind."""
     try:
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
-        off_slider = [w for w in axes.get("width", []) if w not in WIDTHS]
-        if off_slider:  # a cell is loaded into the sidebar, whose slider has these stops only
-            raise ValueError(f"width {off_slider[0]} is not one of the {FIELD_LABELS['width']} slider's stops "
-                             "(1 to 16, 24, 32, 48, 64, 96, 128, 192, 256)")
+        for axis, values in axes.items():  # a cell is loaded into the sidebar, whose sliders have their stops only
+            stops = SETTINGS[axis].stops
+            off_slider = [v for v in values if stops and v not in stops]
+            if off_slider:
+                raise ValueError(f"{axis} {off_slider[0]} is not one of the {FIELD_LABELS[axis]} slider's stops "
+                                 f"({stops_in_words(stops)})")
         cells = grid(config, **axes)
         check_sweep(cells)
         bar = st.progress(0, text="Sweeping")
@@ -92,9 +111,8 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
 def _show(base: Config, x: str, y: str, table) -> None:
     """The heatmap of a finished sweep; a click on a cell, or the picker
     below it, loads that cell as the current run."""
-    changes = ", ".join(f"{k}={v}" for k, v in base.changes().items()) or "the defaults"
     st.subheader(f"Final test MSE by {x} and {y}")
-    st.caption(f"After {base.epochs} epochs; other settings: {changes}. Each cell is labelled with its "
+    st.caption(f"{sweep_settings(base, x, y)} Each cell is labelled with its "
                "loss and coloured by its rank among the cells, so one far lower or higher cell leaves "
                "the others apart. Click a cell to open it as the current run.")
     cells = table[[x, y]].to_dict("records")

@@ -14,10 +14,15 @@ from pandas.io.formats.style import Styler
 from fitlab import Config
 from fitlab.figures.charts import diverging_tint, loss_chart
 from fitlab.figures.tables import history_csv, history_file_name
+from fitlab.fit_that_works import FitThatWorks, fit_that_works, search_seconds
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
+from ui import marshalled
 from ui.charts import draw
+from ui.sidebar import load_settings
+from ui.state import heavy
+from ui.tabs.watch import watch_glance
 from ui.words import FIELD_LABELS, loss_change
 
 
@@ -27,9 +32,10 @@ def divergence_note(run: Run) -> str | None:
     if epoch is None:
         return None
     drawn = "epoch 0" if epoch == 1 else f"epochs 0 to {epoch - 1}"
-    return (f"**Training diverged at epoch {epoch}**: the loss overflowed to infinity or "
-            f"became NaN, because each SGD step overshot by more than the last (learning "
-            f"rate {run.config.lr:g} is too large for this net). The chart draws the finite "
+    return (f"**Training diverged at epoch {epoch} and stopped there** (of {run.config.epochs}): the loss "
+            f"overflowed to infinity or became NaN, because each SGD step overshot by more than the last "
+            f"(learning rate {run.config.lr:g} is too large for this net); more epochs would only give NaN. "
+            f"A lower **{FIELD_LABELS['lr']}** trains. The chart draws the finite "
             f"losses ({drawn}) and marks epoch {epoch} in red; the tables and the CSV keep "
             "everything, NaN and inf included.")
 
@@ -70,20 +76,64 @@ def fit_note(run: Run) -> tuple[str, bool] | None:
     if not worse:
         times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
         return (f"{constant}; the student's test MSE is {times:.3g}× lower (test R² {test_r2}).", False)
+    config = run.config
     underfit = not facts.fits_training_rows
     train_side = "worse there too" if underfit else "better there"
-    if underfit:
+    rows = plural(config.n_train, "training row")
+    if facts.constant_fits_exactly:
+        train_side = "where the constant scores 0"
+        helps = f"{exact_constant_note(run)} {fitted_rows(run)}"
+    elif underfit:
         helps = (f"It has not yet fitted even its own training rows: more epochs ({FIELD_LABELS['epochs']}), "
                  "or a larger learning rate while training stays stable, let it go further.")
     else:
-        helps = (f"It fits its {run.config.n_train} training rows better than the constant but not the "
-                 f"test rows: {len(run.student_params)} weights have many ways to fit few rows. More "
-                 f"training rows ({FIELD_LABELS['n_train']}) constrain it more.")
+        helps = (f"It fits its {rows} better than the constant but not the "
+                 f"{plural(config.n_test, 'test row')}. {fitted_rows(run)}")
+    moved_on = (", which says it moved on from its random start, not that it fits"
+                if facts.loss_fell and not facts.constant_fits_exactly else "")
     return (f"**The student does worse than a constant.** {constant}. The student's test MSE, "
             f"{last.test_loss:.4g}, is {base.times_constant(last.test_loss, 'test'):.3g}× the constant's "
             f"(test R² {test_r2}); on the training rows it scores {last.train_loss:.4g}, {train_side}. "
-            f"{change}{', which says it moved on from its random start, not that it fits' if facts.loss_fell else ''}. "
+            f"{change}{moved_on}. "
             f"{helps}", True)
+
+
+def plural(n: int, thing: str) -> str:
+    """ "1 test row", "150 test rows"."""
+    return f"{n:,} {thing}{'' if n == 1 else 's'}"
+
+
+def training_error(run: Run) -> float:
+    """The student's final root mean squared error on its training rows,
+    over the labels' root mean square."""
+    labels = run.student_teacher.labels.astype(np.float64)
+    return math.sqrt(run.history.train_loss.iloc[-1]) / math.sqrt(float(np.mean(labels ** 2)))
+
+
+def exact_constant_note(run: Run) -> str:
+    """A sentence for training labels all equal (one training row, say), where
+    the constant predictor scores 0 and no student can beat it: how close the
+    student came, in the labels' own terms."""
+    exact = ("predicting that row's label fits it exactly" if run.config.n_train == 1 else
+             "with the training labels all equal, their mean fits them exactly")
+    return (f"On its {plural(run.config.n_train, 'training row')} the student is off by "
+            f"{training_error(run):.2g} of the labels' size, but {exact}, so no student beats the "
+            "constant there.")
+
+
+def fitted_rows(run: Run) -> str:
+    """Why a student fitted to its training rows may miss the test rows, as
+    far as these settings show: more weights than rows, whether more rows
+    can be had, and a verdict resting on one test row."""
+    config, weights = run.config, len(run.student_params)
+    said = []
+    if config.n_train < weights:
+        said.append(f"{weights} weights have many ways to fit {plural(config.n_train, 'row')}.")
+    if config.n_train < config.n_samples - 1:
+        said.append(f"More training rows ({FIELD_LABELS['n_train']}) constrain it more.")
+    if config.n_test == 1:
+        said.append("With one test row, this verdict rests on a single row's error.")
+    return " ".join(said)
 
 
 def blog_figure_note(run: Run) -> str | None:
@@ -116,8 +166,73 @@ def engine_note(run: Run) -> str:
             f"(the same math by hand in numpy) is under {FIELD_LABELS['engine']}.")
 
 
-def loss_section(run: Run) -> None:
-    """Final losses, the loss chart and its CSV; a diverged run says so first."""
+def verdict_line(run: Run) -> str:
+    """Markdown, one line: how the run did against a constant predictor, in
+    its numbers (fit_note below says why, at length)."""
+    epoch = run.diverged_at
+    if epoch is not None:
+        return (f"**Diverged at epoch {epoch}**, where training stopped: learning rate {run.config.lr:g} "
+                "is too large for this net.")
+    facts = outcome(run)
+    if not facts.trained:
+        return "**No epoch trained.**"
+    base, last = run.baseline, run.history.iloc[-1]
+    r2 = r_squared_text(base.r_squared(last.test_loss, "test"))
+    if facts.near_constant_labels:
+        return f"**The labels are nearly constant here**: test R² {r2} means little (below)."
+    if last.test_loss > base.test_mse:
+        return (f"**Worse than a constant** on the test rows: test R² {r2}, test MSE "
+                f"{base.times_constant(last.test_loss, 'test'):.3g}× a constant's.")
+    times = base.test_mse / last.test_loss if last.test_loss > 0 else math.inf
+    return f"**Better than a constant** on the test rows: test R² {r2}, test MSE {times:.3g}× lower."
+
+
+_FOUND = "fit_that_works_found"   # the search's answer for the config it searched, shown on its page
+
+
+def _found_note(found: FitThatWorks | None, config: Config) -> str:
+    if found is None:
+        return "No nearby settings (fewer shared-layer uses, another learning rate, more epochs) fit better."
+    changed = ", ".join(f"{FIELD_LABELS[f]} {getattr(config, f):g} → {v:g}" for f, v in found.changes(config).items())
+    return (f"A fit that works, found by training the nearby settings: {changed}, test R² "
+            f"{r_squared_text(found.start_r2)} → {found.test_r2:.2f}.")
+
+
+def verdict_section(run: Run) -> None:
+    """The verdict in one line and, when the student does worse than a
+    constant or diverged, one click to a fit that works (fitlab.fit_that_works)."""
+    line = verdict_line(run)
+    worse = run.diverged_at is not None or line.startswith("**Worse")
+    with st.container(key="verdict", horizontal=True, vertical_alignment="center"):
+        st.container(key="verdict_line", width="content").markdown(line)
+        if worse and run.config.detach:
+            clicked = st.button("Show me a fit that works", key="find_fit", type="primary",
+                                help="Trains nearby settings of the same task and loads the one whose "
+                                     "student predicts the test rows best.")
+        else:
+            clicked = False
+    searched = st.session_state.get(_FOUND)
+    if searched is not None and searched[0] == run.config:
+        st.caption(_found_note(searched[1], run.config))
+    elif searched is not None and searched[1] is not None and searched[1].config == run.config:
+        st.caption(_found_note(searched[1], searched[0]))
+    if clicked:
+        with st.spinner("Training nearby settings for a fit that works…"):
+            found = heavy("the search for a fit that works", fit_that_works, run.config,
+                          estimate=search_seconds(run.config))
+        st.session_state[_FOUND] = (run.config, found)
+        if found is not None:
+            load_settings(found.changes(run.config))
+        st.rerun()
+
+
+def loss_section(run: Run, first_screen: bool = True) -> None:
+    """The first screen (the verdict in one line, the run learning as it
+    plays; only while the tab is open, as the tab that plays is one at a
+    time), then final losses, the loss chart and its CSV."""
+    if first_screen:
+        verdict_section(run)
+        watch_glance(run)
     diverged = divergence_note(run)
     if diverged is not None:
         st.warning(diverged)
@@ -129,9 +244,9 @@ def loss_section(run: Run) -> None:
         column.metric(f"{split.capitalize()} R²", r_squared_text(base.r_squared(last[f"{split}_loss"], split)),
                       help=f"1 − MSE / variance of the {split} labels: 1 is a perfect fit, 0 is as good as "
                            "predicting their mean, below 0 is worse.")
-    verdict = fit_note(run)
-    if verdict is not None:
-        text, worse = verdict
+    note = fit_note(run)
+    if note is not None:
+        text, worse = note
         if worse:  # not st.warning: that is the page's word for a link it could not use
             st.info(text, icon="⚠️")
         else:
@@ -143,9 +258,17 @@ def loss_section(run: Run) -> None:
     for note in (blog_figure_note(run), engine_note(run)):
         if note is not None:
             st.caption(note)
-    st.download_button("Download the loss history (CSV)", data=history_csv(run),
+    st.download_button("Download the loss history (CSV)", data=loss_history_csv(run.config, run),
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history",
                        on_click="ignore")
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def loss_history_csv(config: Config, _run: Run) -> str:
+    """history_csv(_run), written once per run (a tenth of a cached page's
+    CPU when written on every page run) and shared by every session;
+    `config` names the run."""
+    return history_csv(_run)
 
 
 # Styling is a Python call per cell and a CSS rule sent per cell: beyond
@@ -212,13 +335,13 @@ def parameter_tables(run: Run) -> None:
     with left:
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        st.dataframe(_styled_matrix(run.teacher_params, teacher, bound,
-                                    lambda: padding(run.config, "teacher", run.teacher_params)), width="stretch")
+        marshalled.dataframe((run.config, "teacher"), lambda: _styled_matrix(
+            run.teacher_params, teacher, bound, lambda: padding(run.config, "teacher", run.teacher_params)))
     with right:
         st.subheader("Student")
         st.caption(student_caption(run))
-        st.dataframe(_styled_matrix(run.student_params, student, bound,
-                                    lambda: padding(run.config, "student", run.student_params)), width="stretch")
+        marshalled.dataframe((run.config, "student"), lambda: _styled_matrix(
+            run.student_params, student, bound, lambda: padding(run.config, "student", run.student_params)))
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
 
 

@@ -1,7 +1,7 @@
 """The Watch it learn tab: the run's pictures at one epoch, one slider to
 scrub through the recorded frames, and Play, all in the browser. Its own tab,
 drawn only while open: its six pictures cost the browser about as much as
-the rest of the Training tab (docs/browser.md).
+the rest of the Training tab (docs/measurements/browser.md).
 
 Each picture is a Vega-Lite spec of its own (fitlab.figures.watch_charts) whose
 epoch parameter is bound to a range input: Vega redraws it when the input
@@ -21,7 +21,13 @@ from pathlib import Path
 import streamlit as st
 
 from fitlab.figures.watch_charts import frame_scale, layer_distances, relative_distances, watch_panels
-from fitlab.figures.watch_weights import DIAGRAM_MAX_WIDTH, HEATMAP_MAX_UNITS, layer_movement, layer_titles
+from fitlab.figures.watch_weights import (
+    DIAGRAM_MAX_WIDTH,
+    HEATMAP_MAX_UNITS,
+    beyond_colour_scale,
+    layer_movement,
+    layer_titles,
+)
 from fitlab.run import Run
 from ui.charts import spec
 
@@ -29,19 +35,25 @@ from ui.charts import spec
 # numbers from the run go in, nothing a user typed.
 PLAYER = (Path(__file__).resolve().parents[1] / "assets" / "watch_player.html").read_text(encoding="utf-8")
 PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
+# The first screen's pictures (the Training tab's glance), and their height:
+# with the title, the intro and the tab bar they end above the fold of a
+# 1280×720 projector.
+GLANCE = ("loss", "predictions")
+GLANCE_HEIGHT = 125
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")
 
 
-def player_html(run: Run) -> str:
-    """The slider, readout, play, speed and loop for this run's recorded epochs."""
+def player_html(run: Run, scope: str = "watch") -> str:
+    """The slider, readout, play, speed and loop for this run's recorded
+    epochs, moving the pictures in the container `scope`_pictures."""
     epochs = [int(e) for e in run.frames.epochs]
-    last = run.config.epochs
+    last = run.last_epoch
     tick = max(MIN_TICK_MS, int(1000 * PLAY_SECONDS / max(1, len(epochs) - 1)))
     steps = {b - a for a, b in zip(epochs, epochs[1:])}
     step = steps.pop() if len(steps) == 1 else 1
     return PLAYER % {"epochs": json.dumps(epochs), "scale": frame_scale(run.frames, last), "tick": tick,
-                     "last": last, "step": step}
+                     "last": last, "step": step, "scope": scope}
 
 
 def _percent(share: float) -> str:
@@ -53,9 +65,9 @@ def watch_note(run: Run) -> str:
     frames = run.frames
     last = int(frames.epochs[-1])
     movement = layer_movement(frames)
-    if not all(math.isfinite(m) for m in movement):
-        return (f"The student at the epoch the slider picks. Its weights diverged (inf or nan by epoch "
-                f"{last}): move the slider back to see them before they did.")
+    if run.diverged_at is not None or not all(math.isfinite(m) for m in movement):
+        return (f"The student at the epoch the slider picks. Its weights diverged (its loss inf or nan at "
+                f"epoch {last}, where training stopped): move the slider back to see them before they did.")
     moved = ", ".join(f"{title} {_percent(share)}" for title, share in zip(layer_titles(frames),
                                                                           movement))
     relative = relative_distances(layer_distances(run))
@@ -70,6 +82,18 @@ def watch_note(run: Run) -> str:
     return f"{text}, and its distance to the teacher{when} is {distance} of where it started."
 
 
+def shared_scale_note(run: Run) -> str:
+    """How the teacher's and the student's weights share one colour scale,
+    and how many of the student's values it clamps."""
+    bound, beyond, recorded = beyond_colour_scale(run.student_teacher.teacher, run.frames)
+    note = f"teacher and student share one scale, ±{bound:.3g}: equal colours, equal values within it"
+    if beyond == 0:
+        return note + "."
+    return (f"{note}; {beyond:,} of the student's {recorded:,} recorded values lie past it and take its "
+            "end colour (it ends at the larger of the teacher's largest value and the 99.5th percentile "
+            "of the student's, so that a few far values do not wash out the rest).")
+
+
 def recording_note(run: Run) -> str:
     """What was recorded, and what the pictures leave out, in words."""
     frames, config = run.frames, run.config
@@ -77,8 +101,7 @@ def recording_note(run: Run) -> str:
     where = "every epoch" if n == config.epochs + 1 else f"{n} evenly spaced epochs (the nearest one is shown)"
     notes = [f"Drag the epoch slider above the pictures, or press Play: every picture moves to that epoch in "
              f"your browser, nothing is recomputed. The student was recorded at {where}; epoch 0 is the "
-             f"fresh student. Colours: red below 0, blue above, white at 0; teacher and student share one "
-             f"scale (equal colours, equal values)."]
+             f"fresh student. Colours: red below 0, blue above, white at 0; {shared_scale_note(run)}"]
     if config.width > HEATMAP_MAX_UNITS:
         notes.append(f"At width {config.width} each heatmap shows its matrix's top-left "
                      f"{HEATMAP_MAX_UNITS} × {HEATMAP_MAX_UNITS} corner.")
@@ -106,3 +129,18 @@ def watch_section(run: Run) -> None:
                 with column, st.container(key=f"watch_{name}"):
                     st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
         st.caption(recording_note(run))
+
+
+def watch_glance(run: Run) -> None:
+    """The first screen's moving picture: the Watch it learn tab's player
+    over two of its pictures, the loss curves growing to the shown epoch and
+    the test rows' predictions on fixed axes, side by side (stacked on a
+    phone)."""
+    log_scale = st.session_state.get("log_scale", True)
+    panels = spec(watch_panels, (run.config, log_scale, GLANCE), run, log_scale, GLANCE)
+    with st.container(key="glance"):
+        st.html(player_html(run, "glance"), unsafe_allow_javascript=True)
+        with st.container(key="glance_pictures"):
+            for column, name in zip(st.columns(len(GLANCE)), GLANCE):
+                with column, st.container(key=f"glance_{name}"):
+                    st.vega_lite_chart({**panels[name], "height": GLANCE_HEIGHT}, width="stretch")

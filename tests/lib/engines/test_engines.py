@@ -106,7 +106,32 @@ def test_a_diverging_fast_run_is_a_result_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         run = train(config)
-    assert run.error is None and len(run.history) == 31
-    assert not np.isfinite(run.history.train_loss.iloc[-1])
+    assert run.error is None and not np.isfinite(run.history.train_loss.iloc[-1])
     autograd = train(replace(config, engine="autograd"))
     assert not np.isfinite(autograd.history.train_loss.iloc[-1])
+
+
+def test_a_long_sensitive_run_drifts_between_the_engines_and_comes_back():
+    # docs/library.md: no 1e-4 bound on every loss of a long run (0.7 % near
+    # epoch 624 here), but the final losses agree to it.
+    config = Config(width=8, lr=0.2, epochs=1000)
+    fast, autograd = train(config).history, train(replace(config, engine="autograd")).history
+    for column in ("train_loss", "test_loss"):
+        a, b = fast[column].to_numpy(), autograd[column].to_numpy()
+        relative = np.abs(a - b) / np.abs(b)
+        assert relative.max() < 1e-2, column
+        assert relative[-1] < 1e-4, column
+
+
+@pytest.mark.parametrize("engine", ["fast", "autograd"])
+def test_a_diverging_run_stops_at_the_epoch_it_diverged(engine):
+    # Width 256, one row per batch: NaN from epoch 1 (issue 32 saw it train on to epoch 348 of 1200).
+    run = train(Config(width=256, epochs=1200, batch_size=1, seed=5, engine=engine))
+    assert run.diverged_at == 1 and list(run.history.epoch) == [0, 1]
+    assert list(run.frames.epochs) == [0, 1]   # the diverged student is its last frame
+    assert not np.isfinite(run.frames.values[-1]).all()
+    # One that diverges later keeps every finite epoch before it.
+    later = train(Config(lr=2.0, epochs=200, engine=engine))
+    assert later.diverged_at is not None and later.diverged_at > 1
+    assert len(later.history) == later.diverged_at + 1
+    assert np.isfinite(later.history.train_loss.iloc[:-1]).all()

@@ -5,7 +5,7 @@ like a debugger would; the fix gallery (fix_gallery) in a tab of its own,
 trained when it is opened. Every number shown comes from a real replay.
 
 The gallery trains its variants for real, most of them to the end, which
-was most of the lesson's time (docs/browser.md): the script and the views do
+was most of the lesson's time (docs/measurements/browser.md): the script and the views do
 not wait for it."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ui.tabs.failure.script import blog_script_section, cached_explained
 from ui.tabs.failure.views import (
     cached_vivid_example,
     graph_section,
+    hooks_section,
     script_anomaly_section,
     script_graph_note,
     script_ledger_note,
@@ -43,6 +44,7 @@ def failure_diagnosis(config: Config) -> None:
     version_ledger_section(replay)
     _script_note(script_ledger_note, explained)
     graph_section(replay)
+    hooks_section(config)
     _script_note(script_graph_note, explained)
     script_anomaly_section(explained)
     vivid_section(cached_vivid_example(config))

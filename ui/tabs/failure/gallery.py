@@ -4,12 +4,14 @@ the user's settings, with torch's outcome and the library's verdict
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fitlab import Config
 from fitlab.failure.explained import ExplainedBlog
 from fitlab.failure.fixes import (
+    BLOG,
     VARIANTS,
     Catch,
     Failure,
@@ -49,7 +51,7 @@ def gallery_section(config: Config) -> None:
               f"the first {run_for.epochs} of your {config.epochs} epochs, so that the whole "
               "gallery stays within the work budget of one run")
     st.markdown(
-        f"Each variant changes one line of the blog's script and trains for real on your "
+        f"Each variant changes {changed_lines()} of the blog's script and trains for real on your "
         f"settings ({epochs}). The outcome is torch's exception, or the final losses; the "
         "verdict reads **✓** a fix, **✗** no fix, **⚠** runs, with a catch.")
     outcomes = gallery_with_progress(run_for)
@@ -62,6 +64,15 @@ def gallery_section(config: Config) -> None:
     with st.expander("Torch's messages in full"):
         for message in gallery_messages(outcomes):
             st.code(message, language="text", wrap_lines=True)
+
+
+def changed_lines() -> str:
+    """How many lines of the blog's script the variants change: "one line",
+    "one or two lines"."""
+    counts = sorted({v.lines for v in VARIANTS if v != BLOG})
+    names = {1: "one", 2: "two", 3: "three"}
+    said = " or ".join(names.get(n, str(n)) for n in counts)
+    return f"{said} line{'s' if counts[-1] > 1 else ''}"
 
 
 @st.cache_data(max_entries=16 * len(VARIANTS), show_spinner=False)
@@ -125,17 +136,26 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
     err = outcome.error
     if verdict.judgement is not Judgement.NO_FIX:
         if Catch.TEACHER_GRADIENTS in catches:
-            said.append(f"the teacher's weights get gradients too (norm {outcome.teacher_gradient:.3g})")
+            said.append(f"the teacher's weights get gradients too ({norm(outcome.teacher_gradient)})")
         if Catch.WALKS_LABEL_GRAPH in catches:
             said.append(f"every backward() also walks the teacher's graph of all {outcome.config.n_samples} "
                         "labels again, and keeps it in memory")
         if Catch.TRAINS_ON_WRONG_GRADIENTS in catches:
             last, right = outcome.history.iloc[-1], detached.history.iloc[-1]
-            said.append(f"it trains on wrong gradients to the end (final train MSE "
-                        f"{last.train_loss:.4g}, against {right.train_loss:.4g} with .detach())")
-        same = "; numbers identical to .detach()" if verdict.identical else ""
+            finals = (f" (final train MSE {last.train_loss:.4g}, against {right.train_loss:.4g} with .detach())"
+                      if np.isfinite([last.train_loss, right.train_loss]).all() else "")
+            said.append(f"it trains on wrong gradients to the end{finals}")
+        gone = diverged_at(outcome)
+        blew = "" if gone is None else (
+            f"training diverged at epoch {gone} (its train loss became "
+            f"{'NaN' if np.isnan(outcome.history.set_index('epoch').train_loss.loc[gone]) else 'infinite'})")
+        if verdict.identical:
+            same = ("; numbers identical to .detach()" if gone is None else
+                    f"; its losses are .detach()'s, epoch for epoch, and like them {blew}")
+        else:
+            same = f"; {blew}" if blew else ""
         if verdict.judgement is Judgement.FIXES:
-            return "✓ fixes it" + same
+            return ("✓ fixes the in-place error" if gone is not None else "✓ fixes it") + same
         return "⚠ runs" + same + ", but: " + "; ".join(said)
     if verdict.failure is Failure.BLOG:
         return f"✗ fails at epoch {err.epoch}, batch {err.batch}: the in-place error"
@@ -146,8 +166,20 @@ def verdict_text(verdict: Verdict, outcome: FixOutcome, detached: FixOutcome) ->
     why = f": {FREED_GRAPH}" if verdict.failure is Failure.FREED_GRAPH else ""
     notes = [f"✗ no fix: {passed} at {where} with a different error{why}", *said]
     if Catch.TEACHER_GRADIENTS in catches:
-        notes.append(f"the teacher's weights got gradients (norm {outcome.teacher_gradient:.3g})")
+        notes.append(f"the teacher's weights got gradients ({norm(outcome.teacher_gradient)})")
     return "; ".join(notes)
+
+
+def norm(value: float) -> str:
+    """A gradient norm in words: "norm 1.93", or that it is not a number."""
+    return f"norm {value:.3g}" if np.isfinite(value) else "their norm not a number"
+
+
+def diverged_at(outcome: FixOutcome) -> int | None:
+    """The first epoch whose train loss is not a number (inf or NaN), or None."""
+    history = outcome.history
+    gone = history[~np.isfinite(history.train_loss)]
+    return None if gone.empty else int(gone.epoch.iloc[0])
 
 
 def gallery_table(outcomes: tuple[FixOutcome, ...]) -> pd.DataFrame:

@@ -9,11 +9,14 @@ import streamlit as st
 
 from fitlab import Config
 from fitlab.explain import decode
+from fitlab.explain.decode import freed_graph
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog
+from fitlab.failure.fixes import GRADIENT_TOLERANCE, FixOutcome, unchecked_loop, unchecked_seconds
 from fitlab.failure.graph import graph_dot, named_in_error
 from fitlab.failure.vivid import NETS, VividCase, vivid_example
 from fitlab.figures.tables import MOMENT_HEADERS, ledger_table
+from ui.state import heavy
 from ui.tabs.failure.lesson import NEVER_SAVED, code_names
 from ui.tabs.failure.script import line_of, marks_of
 
@@ -74,13 +77,57 @@ def graph_section(replay: Autopsy) -> None:
            "the tensor torch's message names."
            if culprit is not None and culprit.parameter else ""))
     st.graphviz_chart(graph_dot(graph))
-    st.caption("Read without tripping the check: via `node._raw_saved_<name>.data`, since "
-               "`node._saved_<name>` raises this very error. A red note's last line is the saved "
-               "view's own `grad_fn` when saved → now. No saved-tensor hooks: with hooks installed "
-               "torch skips the version check, the first step's gradients come from the "
-               "re-initialised weights (wrong), and the blog's loop then fails at the second step, backward "
-               "through the graph the first backward freed; only with `retain_graph=True` would it "
-               "go on training on wrong gradients (the *Fix gallery* tab runs it).")
+    st.caption(READ_RAW)
+
+
+# How the graph above was read, and why not through saved-tensor hooks.
+READ_RAW = ("Read without tripping the check: via `node._raw_saved_<name>.data`, since "
+            "`node._saved_<name>` raises this very error. A red note's last line is the saved "
+            "view's own `grad_fn` when saved → now. No saved-tensor hooks: with hooks installed "
+            "torch skips the version check (below, what that does to the blog's loop here).")
+
+
+def hooks_section(config: Config) -> None:
+    """What identity saved-tensor hooks do to the blog's loop at `config`, run for real."""
+    st.caption(hooks_note(config, *cached_unchecked_loop(config)))
+
+
+@st.cache_data(max_entries=32, show_spinner="Running the blog's loop with saved-tensor hooks…")
+def cached_unchecked_loop(config: Config) -> tuple[FixOutcome, float | None]:
+    """unchecked_loop(config), once per config."""
+    return heavy("the hooks' run", unchecked_loop, config, estimate=unchecked_seconds(config))
+
+
+def hooks_note(config: Config, hooked: FixOutcome, gap: float | None) -> str:
+    """Markdown: the blog's loop with identity saved-tensor hooks (no
+    version check), as its run at these settings went: whether the first
+    step's gradients were right, and whether and where the loop stopped."""
+    if gap is None:   # its first backward failed: nothing to compare
+        first = "with identity saved-tensor hooks the first backward fails all the same"
+    elif gap > GRADIENT_TOLERANCE:
+        first = (f"with identity saved-tensor hooks the first step's gradients come from the "
+                 f"re-initialised weights: wrong, off by up to {gap:.3g} from `.detach()`'s")
+    elif hooked.teacher_gradient is not None:
+        first = ("with identity saved-tensor hooks the student's first gradients equal `.detach()`'s "
+                 "here: the untied student is a new net, so backward through the labels' graph reaches "
+                 f"the teacher's weights instead (gradient norm {hooked.teacher_gradient:.3g})")
+    else:
+        first = "with identity saved-tensor hooks the student's first gradients equal `.detach()`'s here"
+    err = hooked.error
+    steps = config.epochs * config.batches_per_epoch
+    wrong = gap is not None and gap > GRADIENT_TOLERANCE
+    if err is not None and freed_graph(err.message):
+        step = (err.epoch - 1) * config.batches_per_epoch + err.batch
+        then = (f"then the blog's loop fails at epoch {err.epoch}, batch {err.batch} (step {step}), "
+                "backward through the graph the first backward freed; only with `retain_graph=True` "
+                "would it train on" + (", on wrong gradients" if wrong else "")
+                + " (the *Fix gallery* tab runs it)")
+    elif err is not None:
+        then = f"the loop stops at epoch {err.epoch}, batch {err.batch}: {err.type}"
+    else:
+        then = (f"with {steps} step{'s' if steps != 1 else ''} there is no second backward to fail: the loop "
+                "trains to the end" + (" on wrong gradients" if wrong else ""))
+    return f"At these settings, {first}; {then}."
 
 
 def script_graph_note(explained: ExplainedBlog) -> str | None:

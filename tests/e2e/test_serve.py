@@ -1,0 +1,135 @@
+"""Replicas behind the real proxy (tools/serve.py, deploy/nginx.conf):
+`python -m tools.serve --replicas 2` serves the page through Debian's
+nginx, passes the websocket through, spreads new sessions from one address
+over both replicas and keeps a browser (its cookie) on one, answers the
+health check, and stops nginx and every replica on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.e2e.serverlog import log_problems
+from tools.load import Heard, session
+from tools.serve import start_serve, wait_serving
+from tools.server import free_port, health_seconds
+
+pytestmark = pytest.mark.load
+
+
+def run_apart(coroutine):
+    """asyncio.run in a thread of its own (the browser tests' Playwright keeps a loop in this one)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    port = free_port()
+    with log_path.open("w") as log:
+        serve = start_serve(port, 2, log)
+        try:
+            replicas, nginx = wait_serving(log_path, serve)
+            yield port, serve, replicas, nginx, log_path
+        finally:
+            if serve.poll() is None:
+                serve.kill()
+                serve.wait()
+
+
+def active_sessions(port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/metrics?families=active_sessions",
+                                timeout=10) as answer:
+        return int(re.search(r"^active_sessions (\d+)", answer.read().decode(), re.M).group(1))
+
+
+async def hold(url: str, count: int, cookie: str | None, opened: asyncio.Event, stop: asyncio.Event):
+    """`count` sessions on the proxy, each open until `stop`; `opened` once all have heard back."""
+    heard = [Heard("") for _ in range(count)]
+    tasks = [asyncio.create_task(session(url, "", h, until="first", stop=stop, cookie=cookie)) for h in heard]
+    while not all(h.first is not None for h in heard):
+        await asyncio.sleep(0.1)
+    opened.set()
+    await asyncio.gather(*tasks)
+    return heard
+
+
+def sessions_while_open(port: int, replicas: dict[int, int], count: int, cookie: str | None = None) -> list[int]:
+    """Open `count` sessions through the proxy; the replicas' active sessions while they are open."""
+    async def run():
+        opened, stop = asyncio.Event(), asyncio.Event()
+        holding = asyncio.create_task(hold(f"ws://127.0.0.1:{port}/_stcore/stream", count, cookie, opened, stop))
+        await asyncio.wait_for(opened.wait(), 120)
+        counts = [await asyncio.to_thread(active_sessions, p) for p in replicas]
+        stop.set()
+        await holding
+        return counts
+
+    return run_apart(run())
+
+
+def test_the_page_and_its_chart_come_through_the_proxy(served):
+    port, *_ = served
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as page:
+        assert page.status == 200 and b"<html" in page.read().lower()
+        assert re.match(r"fitlab_replica=[0-9a-f]{32}; Path=/; HttpOnly", page.headers["Set-Cookie"] or "")
+    heard = run_apart(asyncio.wait_for(session(f"ws://127.0.0.1:{port}/_stcore/stream", "", Heard(""),
+                                               until="finished"), 120))
+    assert heard.chart is not None and heard.finished is not None
+
+
+def test_health_answers_through_the_proxy(served):
+    port, *_ = served
+    seconds = health_seconds(f"http://127.0.0.1:{port}", 5)
+    assert seconds is not None and seconds <= 1
+
+
+def test_new_sessions_from_one_address_spread_over_the_replicas(served):
+    port, _, replicas, *_ = served
+    before = [active_sessions(p) for p in replicas]
+    during = sessions_while_open(port, replicas, 24)
+    opened = [d - b for d, b in zip(during, before)]
+    assert sum(opened) == 24
+    # Each of 24 lands on either replica at random: fewer than 4 on one is a 1-in-10,000 chance.
+    assert min(opened) >= 4, opened
+
+
+def test_a_browser_with_its_cookie_stays_on_one_replica(served):
+    port, _, replicas, *_ = served
+    before = [active_sessions(p) for p in replicas]
+    for cookie in ("fitlab_replica=0123456789abcdef0123456789abcdef", "fitlab_replica=feedc0de"):
+        during = sessions_while_open(port, replicas, 8, cookie)
+        assert sorted(d - b for d, b in zip(during, before)) == [0, 8], (cookie, during, before)
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/_stcore/health",
+                                     headers={"Cookie": "fitlab_replica=feedc0de"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.headers["Set-Cookie"] is None or "fitlab_replica" not in answer.headers["Set-Cookie"]
+
+
+def test_sigterm_stops_the_proxy_and_every_replica(served):
+    port, serve, replicas, nginx, log_path = served
+    pids = [nginx, *replicas.values()]
+    assert all(alive(pid) for pid in pids)
+    serve.send_signal(signal.SIGTERM)
+    assert serve.wait(timeout=60) == 0
+    assert not [pid for pid in pids if alive(pid)]
+    assert health_seconds(f"http://127.0.0.1:{port}", 2) is None
+    assert not log_problems(log_path.read_text()), log_problems(log_path.read_text())
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout
+    return bool(state.strip()) and not state.startswith("Z")

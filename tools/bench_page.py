@@ -1,0 +1,107 @@
+"""python -m tools.bench_page: what a cached page run costs the server.
+
+A class on one link: the run is trained once, and every student's page run
+then only draws it. This starts `streamlit run streamlit_app.py` and, as
+the baseline in the same benchmark, the floor page (tools/floor_page.py: a
+page that imports torch and draws one Altair chart), trains the link once,
+waits for the server to go idle, then counts the server process's CPU
+seconds (/proc: the interpreter's threads, the event loop's marshalling
+included; other processes on a shared machine do not count) over `--pages`
+sessions one after another, and over `--crowd` sessions at once, and
+prints the CPU per page and its ratio to the floor's.
+
+    python -m tools.bench_page [--link "width=12&lr=0.05&seed=7&epochs=300"] [--pages 10] [--crowd 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from tools.load import Heard, session
+from tools.server import free_port, start_server, stop_server, wait_healthy
+from ui.warmup import LESSON_AFTER_PAGE_SECONDS
+
+LINK = "width=12&lr=0.05&seed=7&epochs=300"  # the issue's link: not trained by the warm-up
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process `pid` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_idle(pid: int, quiet: float = 0.02, seconds: float = 2.0, patience: float = 120) -> None:
+    """Wait until `pid` has used under `quiet` of a core over `seconds` (a
+    fresh server's warm-up done)."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(seconds)
+        if cpu_seconds(pid) - before < quiet * seconds:
+            return
+
+
+async def pages(ws_url: str, link: str, count: int, at_once: bool) -> list[Heard]:
+    """`count` sessions on `link`, each until its page run has finished."""
+    heard = [Heard(link) for _ in range(count)]
+    if at_once:
+        await asyncio.gather(*(session(ws_url, link, h) for h in heard))
+    else:
+        for h in heard:
+            await session(ws_url, link, h)
+    return heard
+
+
+def cost(pid: int, ws_url: str, link: str, count: int, at_once: bool) -> tuple[float, list[Heard]]:
+    """Server CPU seconds per page over `count` pages, and what each session heard."""
+    before = cpu_seconds(pid)
+    heard = asyncio.run(pages(ws_url, link, count, at_once))
+    return (cpu_seconds(pid) - before) / count, heard
+
+
+def measure(script: str, link: str, count: int, crowd: int, *options: str) -> tuple[float, float, float]:
+    """(CPU per page one at a time, CPU per page `crowd` at once, the
+    crowd's last chart in seconds), the server started with `options`."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    ws_url = f"ws://127.0.0.1:{port}/_stcore/stream"
+    with open(os.devnull, "w") as log:
+        server = start_server(port, log, *options, script=script)
+        try:
+            wait_healthy(url, server)
+            asyncio.run(session(ws_url, link, Heard(link)))  # trains it (fitlab), imports (both)
+            time.sleep(LESSON_AFTER_PAGE_SECONDS + 1)  # fitlab's warm-up goes on after a first page
+            wait_idle(server.pid)
+            asyncio.run(session(ws_url, link, Heard(link)))  # a first cached view builds the views
+            one, _ = cost(server.pid, ws_url, link, count, False)
+            many, heard = cost(server.pid, ws_url, link, crowd, True)
+        finally:
+            stop_server(server, 30)
+    return one, many, max(h.chart or float("nan") for h in heard)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--link", default=LINK)
+    parser.add_argument("--pages", type=int, default=10)
+    parser.add_argument("--crowd", type=int, default=40)
+    args = parser.parse_args()
+    page = measure("streamlit_app.py", args.link, args.pages, args.crowd)
+    floor = measure("tools/floor_page.py", "", args.pages, args.crowd)
+    # Streamlit's default, off in .streamlit/config.toml: a full collection after every page run.
+    collected = measure("streamlit_app.py", args.link, args.pages, args.crowd, "--runner.postScriptGC", "true")
+    for name, (one, many, last) in (("fitlab's cached page", page), ("the floor page", floor),
+                                    ("fitlab's, collecting after every run", collected)):
+        print(f"{name}: {1000 * one:.0f} ms of server CPU a page one at a time, {1000 * many:.0f} ms "
+              f"with {args.crowd} at once (the last chart after {last:.2f} s)")
+    for name, (one, many, _) in (("floor", floor), ("collecting after every run", collected)):
+        print(f"ratio fitlab / {name}: {page[0] / one:.2f} one at a time, {page[1] / many:.2f} "
+              f"{args.crowd} at once")
+
+
+if __name__ == "__main__":
+    main()
