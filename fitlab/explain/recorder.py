@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 import os
 import threading
 import warnings
@@ -150,8 +151,11 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         threading.Thread._bootstrap_inner = self._thread_body()
         threading.excepthook = self._thread_died
-        self._apply = torch.autograd.Function.__dict__["apply"]
-        torch.autograd.Function.apply = classmethod(self._applied(self._apply.__func__))
+        # A classmethod (Python) or, in newer torch, a classmethod_descriptor of torch's C base.
+        self._apply = torch.autograd.Function.__dict__.get("apply")
+        original = inspect.getattr_static(torch.autograd.Function, "apply")
+        torch.autograd.Function.apply = classmethod(self._applied(
+            lambda cls, *args, **kwargs: original.__get__(None, cls)(*args, **kwargs)))
         _ACTIVE.add(self)
         return self
 
@@ -162,7 +166,10 @@ class Recorder:
             threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
         if getattr(torch.autograd.Function.apply, "__func__", None) is getattr(self, "_applied_fn", None):
-            torch.autograd.Function.apply = self._apply
+            if self._apply is None:
+                del torch.autograd.Function.apply
+            else:
+                torch.autograd.Function.apply = self._apply
         _ACTIVE.discard(self)
         if not self.forked:
             self._mode.__exit__(None, None, None)
