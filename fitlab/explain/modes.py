@@ -27,7 +27,7 @@ _compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: F
 
 # The number the thread's next autograd node will get (absent from older torch: every node
 # reached from a call's outputs is then taken as made by that call).
-_sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
+sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
 
 
 class GraphMode(TorchFunctionMode):
@@ -42,10 +42,13 @@ class GraphMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
-        since = _sequence_nr()
+        since = sequence_nr()
         out = func(*args, **kwargs)
         if isinstance(out, torch.Tensor):
-            gf = grad_fn(out)
+            try:  # inline, not grad_fn(out): a call per op costs on loops of tiny ops
+                gf = out.grad_fn
+            except RuntimeError:  # see grad_fn
+                gf = None
             if gf is not None:
                 self.recorder._tag(gf, since=since)
         elif isinstance(out, (tuple, list)):  # torch.return_types (max, topk, eigh...) are tuples

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 import os
 import threading
 import warnings
@@ -116,6 +117,7 @@ class Recorder:
         self.max_storages = max_storages
         self.max_silent = max_silent
         self.seq = 0
+        self.started_nr = None
         # The sequence number of the latest in-place or out= write: a node tagged at or after it
         # cannot hold a silently written tensor.
         self.last_inplace = 0
@@ -137,6 +139,8 @@ class Recorder:
         self.forked = False
 
     def __enter__(self) -> Self:
+        # Nodes numbered below this (on the recording thread) were made before the recording.
+        self.started_nr = modes.sequence_nr()
         writes.start(self)
         self._mode.__enter__()
         self._showwarning = warnings.showwarning
@@ -147,8 +151,11 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         threading.Thread._bootstrap_inner = self._thread_body()
         threading.excepthook = self._thread_died
-        self._apply = torch.autograd.Function.__dict__["apply"]
-        torch.autograd.Function.apply = classmethod(self._applied(self._apply.__func__))
+        # A classmethod (Python) or, in newer torch, a classmethod_descriptor of torch's C base.
+        self._apply = torch.autograd.Function.__dict__.get("apply")
+        original = inspect.getattr_static(torch.autograd.Function, "apply")
+        torch.autograd.Function.apply = classmethod(self._applied(
+            lambda cls, *args, **kwargs: original.__get__(None, cls)(*args, **kwargs)))
         _ACTIVE.add(self)
         return self
 
@@ -159,7 +166,10 @@ class Recorder:
             threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
         if getattr(torch.autograd.Function.apply, "__func__", None) is getattr(self, "_applied_fn", None):
-            torch.autograd.Function.apply = self._apply
+            if self._apply is None:
+                del torch.autograd.Function.apply
+            else:
+                torch.autograd.Function.apply = self._apply
         _ACTIVE.discard(self)
         if not self.forked:
             self._mode.__exit__(None, None, None)
@@ -372,7 +382,9 @@ class Recorder:
         entry = node.metadata.get(KEY)
         seq, saved_stack = entry if entry is not None else (None, None)
         seen = saved_stack is not None
-        if notes and entry is None:
+        before = entry is None or (not seen and self.started_nr is not None
+                                   and node._sequence_nr() < self.started_nr)
+        if notes and before:
             self.notes.append(
                 f"{node.name()} was made before the recording started (the forward ran outside the recorded "
                 "block): record the forward too, e.g. the whole cell or training step, to see where it saved "
@@ -385,8 +397,8 @@ class Recorder:
             seq, saved_stack = None, ()
         writes, complete = self._chain(tensor, seq, facts.expected_version, facts.version)
         carried = self._new_forward_since(node.metadata.get(WALKED), roots)
-        # Writes before the recording started were never recorded: the note says so, not a count.
-        missing = 0 if complete or entry is None else max((facts.gap or 0) - len(writes), 0)
+        # Writes before an unseen save were maybe never recorded: the note says so, not a count.
+        missing = 0 if complete or not seen else max((facts.gap or 0) - len(writes), 0)
         return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
                        saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor), seen)
 

@@ -88,7 +88,7 @@ def test_ipython_shows_none_of_fitlabs_frames(outputs):
     error = next(o for o in outputs[1] if o["output_type"] == "error")
     tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
     assert "backward" in tb
-    assert "fitlab" not in tb, tb
+    assert "fitlab/explain/" not in tb, tb  # the package's own files (a venv's path may hold "fitlab")
 
 
 def test_recording_only_the_backward_says_so_once_with_the_cells_names(outputs):
