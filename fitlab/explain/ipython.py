@@ -15,7 +15,7 @@ import dataclasses
 import html
 
 from fitlab.explain import stack
-from fitlab.explain.notebook import recording
+from fitlab.explain.notebook import recorded, recording
 from fitlab.explain.report import format_report
 
 
@@ -71,7 +71,8 @@ def explain(line: str, cell: str, shell=None) -> None:
     with recording(recorder) as rec:
         # IPython catches and shows the cell's error; the recording saw the in-place one.
         shell.run_cell(cell, store_history=False)
-    report = rec.report
+    # By the cells' files, not as IPython names them: --fix edits the files.
+    report = recorded(None, rec.recorder)
     if report is None:
         return
     names = _cell_names(shell)

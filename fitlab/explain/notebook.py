@@ -32,13 +32,18 @@ class Recording:
 
 
 def _report(exc: BaseException | None, rec: Recorder) -> Report | None:
+    report = recorded(exc, rec)
+    return None if report is None else _named_as_ipython_names(report)
+
+
+def recorded(exc: BaseException | None, rec: Recorder) -> Report | None:
+    """The block's report with its frames named by their files, as the recorder saw them
+    (what `--fix` edits), or None if nothing failed or was written silently."""
     if exc is None and rec.failure is not None:
         exc = rec.failure.exc  # the block caught the error it raised
     if exc is None:
-        report = report_of(None, rec) if rec.silent or rec.thread_errors else None
-    else:
-        report = report_of(exc, rec)
-    return None if report is None else _named_as_ipython_names(report)
+        return report_of(None, rec) if rec.silent or rec.thread_errors else None
+    return report_of(exc, rec)
 
 
 def _named_as_ipython_names(report: Report) -> Report:

@@ -47,7 +47,7 @@ CELLS = [
      "        pass\n"
      "print(late)"),
     "base = torch.randn(3, requires_grad=True)\nseen = []",
-    # Cell In[8]: --fix reruns the edited cell on copies of what it reads.
+    # Cell In[10]: --fix reruns the edited cell on copies of what it reads.
     "%%explain --fix\nseen.append(1)\ny = torch.exp(base)\ny += 1\ny.sum().backward()",
     "print(len(seen), base.grad is None, _explained.proof.verdict)",
 ]
@@ -113,12 +113,12 @@ def test_recording_of_a_correct_block_is_none_and_magic_adds_nothing(outputs):
 
 
 def test_explain_fix_proves_the_edit_and_shows_the_edited_cell(outputs):
-    outs = outputs[7]
+    outs = outputs[9]
     assert [o["ename"] for o in outs if o["output_type"] == "error"] == ["RuntimeError"]
     [shown] = [o for o in outs if o["output_type"] == "display_data"]
     text = shown["data"]["text/plain"]
-    assert "1. augmented_assignment written at Cell In[8], line 3: PROVED" in text
-    assert "--- a/Cell In[8]" in text and "-y += 1\n+y = y + 1" in text
+    assert "1. augmented_assignment written at Cell In[10], line 3: PROVED" in text
+    assert "--- a/Cell In[10]" in text and "-y += 1\n+y = y + 1" in text
     edited = text.split("The edited cell:\n")[1]
     assert edited == "seen.append(1)\ny = torch.exp(base)\ny = y + 1\ny.sum().backward()"
 
@@ -126,4 +126,4 @@ def test_explain_fix_proves_the_edit_and_shows_the_edited_cell(outputs):
 def test_explain_fix_leaves_the_users_namespace_as_the_cell_left_it(outputs):
     # The cell ran once for real (seen has one item, base no gradient: it failed); the reruns
     # worked on copies.
-    assert text_of(outputs[8]).split() == ["1", "True", "proved"]
+    assert text_of(outputs[10]).split() == ["1", "True", "proved"]
