@@ -14,6 +14,7 @@ if __name__ != "__main__":
     app = st.App(__file__, lifespan=warm_up)
 else:
     from ui.decode import decode_section
+    from ui.history import one_entry_per_change
     from ui.phone import narrow_screen_style
     from ui.share import warn_about_url
     from ui.sidebar import read_config, refusal_section
@@ -31,6 +32,7 @@ else:
 
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
+        one_entry_per_change()
         intro.html(intro_html(config, detach_ticked=st.session_state.get("detach", True)))
         starting_note = st.empty()   # said at once: the tabs' imports and the run come next
         if config is not None:

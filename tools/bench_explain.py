@@ -4,7 +4,8 @@ Rounds interleave plain and recorded runs (so drift hits both alike); prints the
 and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps), a small transformer
 encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and the blog's
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
-50 rows, 10 epochs = 100 steps). Budgets: 1.3x on the realistic loops, 3x on the tiny net.
+50 rows, 10 epochs = 100 steps) and a tiny MLP's 2000 steps (4-8-1, batch 8). Budgets: 1.3x on
+the realistic loops, 3x on the tiny ones, and never above torch's anomaly mode (timed too).
 "bare" is the same run under the recorder's machinery doing nothing: a function mode that
 only passes each call on, and the write kernels (fitlab.explain.writes) reporting to a
 recorder that keeps nothing: the floor of the recorder's design, whatever it records.
@@ -24,6 +25,7 @@ import argparse
 import contextlib
 import statistics
 import time
+import warnings
 
 import torch
 from torch import nn
@@ -83,6 +85,29 @@ def blog_net():
     return run
 
 
+def tiny_steps():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+
+    def run():
+        for _ in range(2000):
+            opt.zero_grad()
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+    return run
+
+
+@contextlib.contextmanager
+def anomaly():
+    """torch's anomaly mode, what the error message suggests: the cost to stay below."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled", once per round
+        with torch.autograd.detect_anomaly(check_nan=False):
+            yield
+
+
 class _KeepsNothing:
     def _record_write(self, name, inplace, tensors) -> None:
         pass
@@ -136,21 +161,23 @@ def main() -> None:
     print(f"write kernels: {len(writes.written_ops())} ops, torch's schemas read in "
           f"{(time.perf_counter() - start) * 1e3:.0f} ms (once per process)")
     workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
-                 ("blog tiny net, 100 steps", blog_net)]
+                 ("blog tiny net, 100 steps", blog_net), ("tiny MLP, 2000 steps", tiny_steps)]
     for name, make in workloads:
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)
-        plain, floor, recorded, kernels = [], [], [], []
+        plain, floor, recorded, kernels, anomalous = [], [], [], [], []
         for _ in range(rounds):
             plain.append(timed(run, None))  # under torch's own kernels
+            anomalous.append(timed(run, anomaly))
             kernels.append(timed(lambda: None, writes.keep))
             with writes.keep():  # a recording's fixed cost, printed apart: registering the kernels
                 floor.append(timed(run, bare))
                 recorded.append(timed(run, Recorder))
-        p, b, r, k = (statistics.median(x) for x in (plain, floor, recorded, kernels))
+        p, b, r, k, a = (statistics.median(x) for x in (plain, floor, recorded, kernels, anomalous))
         print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
-              f"   (bare {b / p:4.2f}x; + {k * 1e3:.0f} ms per recording = {(r + k) / p:4.2f}x for one run)")
+              f"   (bare {b / p:4.2f}x; + {k * 1e3:.0f} ms per recording = {(r + k) / p:4.2f}x for one run;"
+              f" anomaly mode {a / p:4.2f}x)")
 
 
 if __name__ == "__main__":

@@ -44,8 +44,9 @@ def main(argv=None) -> int:
     parser.add_argument("versions", nargs="+")
     parser.add_argument("--root", default=ROOT)
     parser.add_argument("--install-only", action="store_true")
-    args, rest = parser.parse_known_args(argv)
-    rest = [a for a in rest if a != "--"]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, rest = parser.parse_args(argv[:cut]), argv[cut + 1:]
     worst = 0
     for version in args.versions:
         python = python_of(args.root, version)

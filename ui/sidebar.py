@@ -24,6 +24,7 @@ from fitlab import Config
 from fitlab.config import SETTINGS, Setting
 from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
 from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
+from ui.lr_clicks import one_step_per_click
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
@@ -84,6 +85,7 @@ def _lr_box(draw: Callable[..., object]) -> object:
     about to show, and remembers that value to tell a step from typing."""
     shown = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
     lr = draw(step=shown / 2, on_change=_lr_stepped)
+    one_step_per_click()
     st.session_state[_LR_SHOWN] = lr
     return lr
 

@@ -10,8 +10,10 @@
         ...
     rec.report                             # the same Report, None if nothing failed
 
-In IPython or Jupyter: `%load_ext fitlab.explain`, then `%%explain` on a cell.
-Command line: python -m fitlab.explain [--report FILE.json] (SCRIPT | -m MODULE) [ARGS...]
+    report = run_fixed("script", "train.py")   # the same, and --fix's proof: report.proof
+
+In IPython or Jupyter: `%load_ext fitlab.explain`, then `%%explain` (or `%%explain --fix`) on a cell.
+Command line: python -m fitlab.explain [--report FILE.json] [--fix [--write]] (SCRIPT | -m MODULE) [ARGS...]
 
 Names are imported on first use, so `import fitlab.explain.decode` (pure text) does not
 import torch.
@@ -27,16 +29,17 @@ _HOME = {
     "Frame": "stack", "Via": "stack",
     "Recorder": "recorder",
     "Fix": "advice", "Edit": "edits",
-    "Report": "report", "SilentWrite": "report", "TensorFacts": "report", "WriteFacts": "report",
+    "Report": "report", "SilentWrite": "report", "StaleTensor": "report", "TensorFacts": "report",
+    "WriteFacts": "report",
     "format_report": "report",
-    "run_script": "runner", "run_module": "runner",
+    "run_script": "runner", "run_module": "runner", "run_fixed": "fix", "Proof": "fix",
     "recording": "notebook", "Recording": "notebook",
     "load_ipython_extension": "ipython",
 }
 
-__all__ = ["Decoded", "Edit", "Fix", "Frame", "Recorder", "Recording", "Report", "SilentWrite", "TensorFacts",
-           "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension", "recording", "run_module",
-           "run_script"]
+__all__ = ["Decoded", "Edit", "Fix", "Frame", "Proof", "Recorder", "Recording", "Report", "SilentWrite",
+           "StaleTensor", "TensorFacts", "Via", "WriteFacts", "decode", "format_report", "load_ipython_extension",
+           "recording", "run_fixed", "run_module", "run_script"]
 
 
 def __getattr__(name: str):

@@ -108,7 +108,11 @@ def _torch_missing() -> str | None:
             version = torch.__version__
         except ImportError:
             return "torch is not installed (pip install torch)"
-        return f"this torch ({version}) lacks an API fitlab.explain needs (torch>=2.1): {exc}"
+        return f"this torch ({version}) lacks an API fitlab.explain needs (torch>=2.13): {exc}"
+    import torch
+    if not hasattr(torch._C._autograd.SavedTensor, "data"):  # torch 2.4 has the kernels' APIs, not this
+        return (f"this torch ({torch.__version__}) lacks an API fitlab.explain needs (torch>=2.13): "
+                "SavedTensor.data, to read a saved tensor without unpacking it")
     return None
 
 

@@ -100,10 +100,24 @@ def _buffer_of(write, key) -> tuple | None:
     return None
 
 
+def _inner(stack: tuple) -> tuple:
+    """The frames below the innermost user frame: the code the user's line ran to make the write.
+    What wrote is decided by these, not by a call around the line (a training step that
+    Lightning runs inside optimizer.step(closure) is not the optimizer's write)."""
+    for i, (code, _) in enumerate(stack):
+        if stacks.is_user_file(code.co_filename):
+            return stack[:i]
+    return stack
+
+
+def _loads_state(stack: tuple) -> bool:
+    return any(code.co_name == "load_state_dict" for code, _ in stack)
+
+
 def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, key) -> Fix:
     """The fix for the first write that made the saved tensor stale."""
-    op, stack = write.op, write.stack
-    where = _user_line(stack)
+    op, where = write.op, _user_line(write.stack)
+    stack = _inner(write.stack)
     if op == "aten::embedding_renorm_":
         return Fix("embedding_max_norm", ADVICE["embedding_max_norm"].format(op=op),
                    _edit(ed.clone_weight, _user_line(saved_stack)))
@@ -112,11 +126,13 @@ def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, ke
     if write.target == "parameter":
         if op in _REINIT_OPS or stacks.runs_torch_file(stack, os.path.join("nn", "init.py")):
             return Fix("detach_labels", ADVICE["detach_labels"])
+        if op == "aten::copy_" and _loads_state(stack):
+            return Fix("target_network_sync", ADVICE["target_network_sync"])
         who = "optimizer.step()" if stacks.runs_torch_file(stack, "optim" + os.sep) else "This line"
         return Fix("fresh_forward_after_step", ADVICE["fresh_forward_after_step"].format(who=who))
     modules = _modules(write)
     if any(stacks.runs_torch_file(stack, rel) for rel in _INPLACE_MODULES) and modules:
-        edits = ed.built_with_inplace(_sources(modules, stack, saved_stack, failed_stack),
+        edits = ed.built_with_inplace(_sources(modules, write.stack, saved_stack, failed_stack),
                                       type(modules[0]).__name__)
         built = "" if not edits else " (" + ", ".join(
             f"{os.path.basename(e.file)}:{e.line}" for e in edits) + ")"

@@ -149,6 +149,18 @@ _LIST = (
         "the loss is computed again from the updated weights, so its gradients are those of the new "
         "weights, not of the old graph's"),
     Cause(
+        "target_network_sync",
+        "Weights copied into a network (`load_state_dict`, a target network's sync) whose output a graph "
+        "still needed.",
+        "compute the target's output under `torch.no_grad()` (or `.detach()` it).",
+        "This line copied weights into a network (load_state_dict) whose output this graph still needed: a target "
+        "network's. Its output needs no gradient: compute it under `torch.no_grad()` (or `.detach()` it), "
+        "so backward never reaches the target's weights and the sync can stay where it is. (A fresh forward "
+        "after the sync also runs, but then the loss uses the new target's values.)",
+        "detach_value", RUNS,
+        "the target's output is a constant of the loss: no gradient reaches the target's weights, which "
+        "the target network never trains on"),
+    Cause(
         "carried_state",
         "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`) "
         "reaches the graph of an earlier batch, whose weights were updated since.",

@@ -33,14 +33,11 @@ class _Tree:
         self.positions = self.wrapper.resolve(PositionProvider)
         self.parents = self.wrapper.resolve(ParentNodeProvider)
 
-    def statement(self, line: int, innermost: bool = True):
-        """The (innermost or outermost) statement whose lines hold `line`, or None."""
+    def statement(self, line: int):
+        """The innermost statement whose lines hold `line`, or None."""
         found = [n for n, p in self.positions.items()
                  if isinstance(n, _STATEMENTS) and p.start.line <= line <= p.end.line]
-        if not found:
-            return None
-        span = lambda n: self.positions[n].end.line - self.positions[n].start.line  # noqa: E731
-        return min(found, key=span) if innermost else max(found, key=span)
+        return min(found, key=lambda n: self.positions[n].end.line - self.positions[n].start.line, default=None)
 
     def block_of(self, node):
         """The statements of the block holding `node` (a statement), or None."""
@@ -67,7 +64,7 @@ class _Tree:
         return self.module.visit(Swap()).code
 
 
-def _parse(lines: tuple, indent: str = "") -> list:
+def _parse(lines: tuple) -> list:
     """Statements parsed from lines of code (their common indent removed)."""
     pad = min((len(s) - len(s.lstrip()) for s in lines if s.strip()), default=0)
     return list(cst.parse_module("\n".join(s[pad:] for s in lines) + "\n").body)
@@ -178,30 +175,47 @@ def _targets(st) -> set:
 
 def fresh_forward(source: str, saved: tuple, written: tuple, failed: int) -> str | None:
     """After the statement that holds the write (`opt_D.step()`), the assignments from the saved
-    line on that the failing backward's statement needs, again. saved and written: the lines of
-    their frames in this file (a caller's too); those in the failing line's block (a loop's
-    body, a function's) count."""
+    line on that the failing backward needs, again. saved and written: the lines of their frames
+    in this file (a caller's too). The write is in the failing line's block (before it, or after
+    it in a loop); the saved line in that block or in one around it (a forward made before the
+    loop)."""
     tree = _Tree(source)
     fail = tree.statement(failed)
     block = tree.block_of(fail) if fail is not None else None
     if block is None:
         return None
-    save = next((n for n in (tree.in_block(block, line) for line in saved) if n is not None), None)
+
+    def first_in(statements: list):
+        return next((n for n in (tree.in_block(statements, line) for line in saved) if n is not None), None)
     write = next((n for n in (tree.in_block(block, line) for line in written) if n is not None), None)
-    if save is None or write is None:
+    if write is None or write is fail:
         return None
-    i, j, k = block.index(save), block.index(write), block.index(fail)
-    if not i <= j < k:
-        return None
-    needed, again = _reads(fail), []
-    for st in reversed(block[i:j]):
-        bound = _targets(st)
-        if bound & needed:
+    # What the failing statement needs, through the assignments before it in its block.
+    needed = _reads(fail)
+    for st in reversed(block[:block.index(fail)]):
+        if _targets(st) & needed:
+            needed |= _reads(st)
+    save, holder = first_in(block), fail
+    if save is not None:
+        if block.index(save) >= block.index(write):
+            return None
+        segment = block[block.index(save):block.index(write)]
+    else:
+        while save is None:   # out through the compound statements around the failing line
+            up = tree.parents.get(tree.parents.get(holder))
+            outer = tree.block_of(up) if isinstance(up, cst.BaseCompoundStatement) else None
+            if outer is None:
+                return None
+            save, holder = first_in(outer), up
+        segment = outer[outer.index(save):outer.index(holder)]
+    again = []
+    for st in reversed(segment):
+        if _targets(st) & needed:
             again.insert(0, st)
             needed |= _reads(st)
     if save not in again:
         return None
-    again = [s.with_changes(trailing_whitespace=cst.TrailingWhitespace()) for s in again]
+    again = [st.with_changes(trailing_whitespace=cst.TrailingWhitespace(), leading_lines=[]) for st in again]
     again[0] = again[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(
         "# fitlab-explain --fix: a fresh forward after the write"))])
     return tree.replaced({id(write): [write, *again]})

@@ -156,12 +156,12 @@ class Program:
     replaced (path -> text, compiled from a temporary copy)."""
 
     def __init__(self, kind: str, target: str, args=(), source: str | None = None, namespace: dict | None = None,
-                 label: str | None = None):
+                 label: str | None = None, seed: tuple | None = None):
         self.kind, self.target, self.args = kind, target, list(args)
         self.source, self.namespace, self.label = source, namespace, label
         # The file the program starts in (a label, if given, names it).
         self.path = target if kind == "cell" else None if kind == "module" else os.path.abspath(target)
-        self.seed = _random_state()
+        self.seed = random_state() if seed is None else seed   # the first run's, taken before it
         self.folder = tempfile.mkdtemp(prefix="fitlab-fix-")
         self.copies: dict = {}              # original path -> its copy's path
         self._modules = set(sys.modules)
@@ -266,7 +266,8 @@ def _clone_on_save():
         yield
 
 
-def _random_state() -> tuple:
+def random_state() -> tuple:
+    """The random state a run starts from: torch's, Python's `random`, numpy's (if imported)."""
     np = sys.modules.get("numpy")
     return (torch.get_rng_state(), random.getstate(), np.random.get_state() if np is not None else None)
 

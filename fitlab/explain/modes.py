@@ -21,29 +21,45 @@ _CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.
 _MODULE_CALL = torch.nn.Module._call_impl.__code__
 
 
+# torch.compiler.is_compiling (torch 2.3+): True while Dynamo traces, constant in its graph.
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+
+# The number the thread's next autograd node will get (absent from older torch: every node
+# reached from a call's outputs is then taken as made by that call).
+sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
+
+
 class GraphMode(TorchFunctionMode):
     def __init__(self, recorder):
         super().__init__()
         self.recorder = recorder
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         kwargs = kwargs or {}
+        if _compiling():  # Dynamo traces this mode: tagging would put stack walks in the graph
+            return func(*args, **kwargs)
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
+        since = sequence_nr()
         out = func(*args, **kwargs)
         if isinstance(out, torch.Tensor):
-            gf = _grad_fn(out)
+            try:  # inline, not grad_fn(out): a call per op costs on loops of tiny ops
+                gf = out.grad_fn
+            except RuntimeError:  # see grad_fn
+                gf = None
             if gf is not None:
-                self.recorder._tag(gf)
+                self.recorder._tag(gf, since=since)
         elif isinstance(out, (tuple, list)):  # torch.return_types (max, topk, eigh...) are tuples
             for o in out:
-                gf = _grad_fn(o) if isinstance(o, torch.Tensor) else None
+                gf = grad_fn(o) if isinstance(o, torch.Tensor) else None
                 if gf is not None:
-                    self.recorder._tag(gf)
+                    self.recorder._tag(gf, since=since)
         return out
 
 
-def _grad_fn(t: torch.Tensor):
+def grad_fn(t: torch.Tensor):
     """t.grad_fn, or None where reading it would raise what the program never asked for: a view
     made under no_grad whose base was written since (`w[0].fill_(0)` in a no_grad block returns
     it; nn.Embedding(padding_idx=...) does that) raises torch's "view was created in no_grad

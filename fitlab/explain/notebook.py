@@ -12,6 +12,7 @@ block caught the in-place error itself, `rec.report` explains it all the same.
 from __future__ import annotations
 
 import contextlib
+import sys
 from dataclasses import dataclass, field
 
 from fitlab.explain.recorder import Recorder
@@ -31,17 +32,36 @@ class Recording:
 
 
 def _report(exc: BaseException | None, rec: Recorder) -> Report | None:
+    report = recorded(exc, rec)
+    return None if report is None else _named_as_ipython_names(report)
+
+
+def recorded(exc: BaseException | None, rec: Recorder) -> Report | None:
+    """The block's report with its frames named by their files, as the recorder saw them
+    (what `--fix` edits), or None if nothing failed or was written silently."""
     if exc is None and rec.failure is not None:
         exc = rec.failure.exc  # the block caught the error it raised
     if exc is None:
-        return report_of(None, rec) if rec.silent else None
+        return report_of(None, rec) if rec.silent or rec.thread_errors else None
     return report_of(exc, rec)
+
+
+def _named_as_ipython_names(report: Report) -> Report:
+    """In IPython, a cell's lines as its tracebacks name them (`Cell In[3], line 8`)."""
+    if "IPython" not in sys.modules:
+        return report
+    shell = sys.modules["IPython"].get_ipython()
+    if shell is None or not hasattr(shell, "compile"):
+        return report
+    from fitlab.explain.ipython import _cell_names, named_for_ipython
+    return named_for_ipython(report, _cell_names(shell))
 
 
 @contextlib.contextmanager
 def recording(recorder: Recorder | None = None):
     """Record in-place writes while the block runs; yields a Recording whose `.report` is set
     when the block ends (the same Report as `run_script`'s, or None)."""
+    __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
     rec = Recording(recorder if recorder is not None else Recorder())
     try:
         with rec.recorder:

@@ -12,6 +12,8 @@ forked child records nothing.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import inspect
 import os
 import threading
 import warnings
@@ -72,6 +74,10 @@ class Failure:
     writes_missing: int
     carried: bool = False
     storage: int | None = None
+    # False when the node that saved was made by a call the mode did not see (its line unknown).
+    saved_seen: bool = True
+    # The graph's other stale saved tensors (one per storage), each as a Failure of its own.
+    also: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,7 @@ class Recorder:
         self.max_storages = max_storages
         self.max_silent = max_silent
         self.seq = 0
+        self.started_nr = None
         # The sequence number of the latest in-place or out= write: a node tagged at or after it
         # cannot hold a silently written tensor.
         self.last_inplace = 0
@@ -126,10 +133,14 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         # In-place errors that ended a thread (threading.excepthook), oldest first.
         self.thread_errors: list = []
+        # Idents of the threads that ran under a mode of their own (started while recording).
+        self.recorded_threads: set = set()
         # True in a forked child, which records nothing.
         self.forked = False
 
     def __enter__(self) -> Self:
+        # Nodes numbered below this (on the recording thread) were made before the recording.
+        self.started_nr = modes.sequence_nr()
         writes.start(self)
         self._mode.__enter__()
         self._showwarning = warnings.showwarning
@@ -140,6 +151,11 @@ class Recorder:
         self._thread_hooks = (threading.Thread._bootstrap_inner, threading.excepthook)
         threading.Thread._bootstrap_inner = self._thread_body()
         threading.excepthook = self._thread_died
+        # A classmethod (Python) or, in newer torch, a classmethod_descriptor of torch's C base.
+        self._apply = torch.autograd.Function.__dict__.get("apply")
+        original = inspect.getattr_static(torch.autograd.Function, "apply")
+        torch.autograd.Function.apply = classmethod(self._applied(
+            lambda cls, *args, **kwargs: original.__get__(None, cls)(*args, **kwargs)))
         _ACTIVE.add(self)
         return self
 
@@ -149,10 +165,31 @@ class Recorder:
         if threading.excepthook == self._thread_died:
             threading.Thread._bootstrap_inner = self._thread_hooks[0]
             threading.excepthook = self._thread_hooks[1]
+        if getattr(torch.autograd.Function.apply, "__func__", None) is getattr(self, "_applied_fn", None):
+            if self._apply is None:
+                del torch.autograd.Function.apply
+            else:
+                torch.autograd.Function.apply = self._apply
         _ACTIVE.discard(self)
         if not self.forked:
             self._mode.__exit__(None, None, None)
             writes.stop(self)
+
+    def _applied(self, apply):
+        """Function.apply that tags the node a custom autograd.Function made with its caller's line:
+        the function mode does not see apply, and the next call it sees would otherwise claim it."""
+        recorder = self
+
+        def applied(cls, *args, **kwargs):
+            __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+            out = apply(cls, *args, **kwargs)
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                gf = modes.grad_fn(o) if isinstance(o, torch.Tensor) else None
+                if gf is not None:
+                    recorder._tag(gf, (recorder.seq, stacks.capture(2)))
+            return out
+        self._applied_fn = applied
+        return applied
 
     def _thread_body(self):
         """Thread._bootstrap_inner (which runs the thread and its excepthook) under modes of the
@@ -160,6 +197,7 @@ class Recorder:
         body, recorder = self._thread_hooks[0], self
 
         def recorded(thread) -> None:
+            recorder.recorded_threads.add(threading.get_ident())
             with modes.GraphMode(recorder):
                 body(thread)
         return recorded
@@ -173,6 +211,12 @@ class Recorder:
         self._thread_hooks[1](args)
         if isinstance(args.exc_value, RuntimeError) and decode(str(args.exc_value)) is not None:
             self.thread_errors.append(args.exc_value)
+            if self.failure is None or self.failure.exc is not args.exc_value:
+                unseen = args.thread is None or args.thread.ident not in self.recorded_threads
+                self.notes.append(
+                    f"the error was raised in thread {getattr(args.thread, 'name', '?')!r}"
+                    + (", started before the recording: its calls and backward() were not seen (start it inside "
+                       "the recorded block)" if unseen else ""))
 
     def _forked(self) -> None:
         """A forked child does not record (its parent does): the mode comes off its stack."""
@@ -217,7 +261,13 @@ class Recorder:
             hist.append(Write(self.seq, name, version, inplace, tuple(t.shape), stack,
                               modes.target(t), modules))
 
-    def _tag(self, grad_fn, entry=None) -> None:
+    def _tag(self, grad_fn, entry=None, since=None) -> None:
+        """Tag grad_fn and its untagged ancestors with (op sequence number, stack of the call).
+
+        since: the thread's autograd sequence number before the call; an ancestor numbered
+        below it was made by a call the mode did not see (inside torch: forward-mode AD's
+        formulas; before the recording), and is tagged (number, None): its line is unknown.
+        """
         if KEY in grad_fn.metadata:
             return
         entry = entry or (self.seq, stacks.capture(3))
@@ -227,10 +277,11 @@ class Recorder:
             meta = node.metadata
             if KEY in meta:
                 continue
-            meta[KEY] = entry
+            meta[KEY] = entry if since is None or node._sequence_nr() >= since else (entry[0], None)
             todo.extend(n for n, _ in node.next_functions if n is not None)
 
     def _differentiate(self, func, args, kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         roots = modes.roots(func, args, kwargs)
         failed_stack = stacks.capture(3)
         nodes = walk(roots)
@@ -272,7 +323,8 @@ class Recorder:
     def _find_silent(self, nodes) -> None:
         for node in nodes:
             entry = node.metadata.get(KEY)
-            if entry is None or entry[0] >= self.last_inplace:
+            # A node whose call was not seen: when it saved is unknown, so no write is "after" it.
+            if entry is None or entry[1] is None or entry[0] >= self.last_inplace:
                 continue
             for name, raw_attr, checked_attr in slots(node):
                 tensors, hidden = saved_tensors(node, raw_attr)
@@ -290,36 +342,81 @@ class Recorder:
                             self.silent[key] = Silent(w, node.name(), name, tuple(t.shape))
 
     def _explain(self, exc, facts, roots, failed_stack) -> Failure:
-        best = None
+        stale = []  # (rank, node, slot name, tensor, facts of its error)
         for node in walk(roots):
             for name, raw_attr, checked_attr in slots(node):
                 if hooked(node, raw_attr):
                     continue
                 err = stale_error(node, checked_attr)
-                if err is None:
-                    continue
-                got = decode(str(err))
-                if (got.shape, got.version, got.expected_version) != (
-                        facts.shape, facts.version, facts.expected_version):
+                got = None if err is None else decode(str(err))
+                if got is None:
                     continue
                 candidates = [t for t in saved_tensors(node, raw_attr)[0]
-                              if tuple(t.shape) == facts.shape and t._version == facts.version]
-                # The engine runs the newest node first, so that is the one that raised.
-                rank = node._sequence_nr()
-                if candidates and (best is None or rank > best[0]):
-                    best = (rank, node, name, candidates[0])
+                              if tuple(t.shape) == got.shape and t._version == got.version]
+                if candidates:
+                    stale.append((node._sequence_nr(), node, name, candidates[0], got))
+        # The engine runs the newest node first, so that is the one that raised.
+        stale.sort(key=lambda s: -s[0])
+        best = next((s for s in stale if (s[4].shape, s[4].version, s[4].expected_version)
+                     == (facts.shape, facts.version, facts.expected_version)), None)
         if best is None:
             return Failure(exc, None, None, facts.expected_version, facts.version, facts.shape,
                            (), (), failed_stack, facts.gap or 0)
-        _, node, name, tensor = best
-        seq, saved_stack = node.metadata.get(KEY, (None, ()))
+        # Other saved tensors of this graph already stale: backward would fail on each next, so a
+        # script with two culprits gets both in one run (one per storage, the newest node's).
+        # A tensor written by a line already named (an optimizer step writes every weight) adds nothing.
+        main = self._failure(exc, *best[1:], roots, failed_stack, notes=True)
+        storages, lines, also = {storage_key(best[3])}, {w.stack for w in main.writes}, []
+        for s in stale:
+            key = storage_key(s[3])
+            if key in storages:
+                continue
+            storages.add(key)
+            other = self._failure(exc, *s[1:], roots, failed_stack, notes=False)
+            if other.writes and other.writes[0].stack not in lines:
+                lines.update(w.stack for w in other.writes)
+                also.append(other)
+        return dataclasses.replace(main, also=tuple(also))
+
+    def _failure(self, exc, node, name, tensor, facts, roots, failed_stack, notes: bool) -> Failure:
+        entry = node.metadata.get(KEY)
+        seq, saved_stack = entry if entry is not None else (None, None)
+        seen = saved_stack is not None
+        before = entry is None or (not seen and self.started_nr is not None
+                                   and node._sequence_nr() < self.started_nr)
+        if notes and before:
+            self.notes.append(
+                f"{node.name()} was made before the recording started (the forward ran outside the recorded "
+                "block): record the forward too, e.g. the whole cell or training step, to see where it saved "
+                "the tensor and every write since")
+        elif notes and not seen:
+            self.notes.append(
+                f"{node.name()} was made inside a call fitlab.explain does not see (inside torch, e.g. "
+                "forward-mode AD's formulas): the line that saved the tensor is not known")
+        if not seen:  # which writes came after the save is then told by the versions alone
+            seq, saved_stack = None, ()
         writes, complete = self._chain(tensor, seq, facts.expected_version, facts.version)
-        made = [r.grad_fn.metadata.get(KEY, (0,))[0] for r in roots if r.grad_fn is not None]
-        walked = node.metadata.get(WALKED)
-        carried = walked is not None and bool(made) and max(made) > walked
-        missing = 0 if complete else max(facts.gap - len(writes), 0)
+        carried = self._new_forward_since(node.metadata.get(WALKED), roots)
+        # Writes before an unseen save were maybe never recorded: the note says so, not a count.
+        missing = 0 if complete or not seen else max((facts.gap or 0) - len(writes), 0)
         return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
-                       saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor))
+                       saved_stack, tuple(writes), failed_stack, missing, carried, storage_key(tensor), seen)
+
+    @staticmethod
+    def _new_forward_since(walked, roots) -> bool:
+        """Whether the failing graph holds a new forward built after an earlier backward walked
+        the stale node: a node made since that uses a parameter (a leaf that requires grad). A
+        state carried from an earlier batch feeds such a forward; a new loss built on an old output
+        (a GAN's one `score = D(G(z))` used for both losses, a loss recomputed from an old
+        prediction) adds none."""
+        if walked is None:
+            return False
+        for n in walk(roots):
+            entry = n.metadata.get(KEY)
+            if entry is not None and entry[0] > walked and any(
+                    hasattr(m, "variable") for m, _ in n.next_functions if m is not None):
+                return True
+        return False
 
     def _chain(self, t, seq, saved_version, version) -> tuple:
         """The recorded writes that took the saved tensor from its saved version to now, and

@@ -61,6 +61,26 @@ class SilentWrite:
 
 
 @dataclass(frozen=True)
+class StaleTensor:
+    """Another saved tensor of the failing graph already written since its save: backward would
+    fail on it next (a script with two culprits). Fields as the Report's own."""
+
+    tensor: TensorFacts
+    saved_at: tuple = ()
+    writes: tuple = ()
+    fix: Fix | None = None
+    saved_via: tuple = ()
+    writes_missing: int = 0
+
+    def to_dict(self) -> dict:
+        """The JSON object of one entry of "also"."""
+        return {"tensor": self.tensor.to_dict(), "saved_at": [f.to_dict() for f in self.saved_at],
+                "writes": [w.to_dict() for w in self.writes],
+                "fix": None if self.fix is None else self.fix.to_dict(),
+                "saved_via": [v.to_dict() for v in self.saved_via], "writes_missing": self.writes_missing}
+
+
+@dataclass(frozen=True)
 class Report:
     """What happened to one script. status is "inplace_error", "finished" or "other_error".
 
@@ -71,6 +91,7 @@ class Report:
     is the script's own (SystemExit) or the CLI's (1 this error, 2 another, 130 interrupted);
     traceback is the text Python prints for the exception the script died of. unchecked
     counts saved tensors a saved-tensor hook (checkpoint) kept out of the silent-write check.
+    also: the graph's other stale saved tensors (StaleTensor), which backward would fail on next.
     proof is what `--fix` found (fix.Proof), None without it.
     """
 
@@ -89,6 +110,7 @@ class Report:
     saved_via: tuple = ()
     failed_via: tuple = ()
     unchecked: int = 0
+    also: tuple = ()
     proof: object = None
 
     def to_dict(self) -> dict:
@@ -105,6 +127,7 @@ class Report:
             "writes_missing": self.writes_missing, "notes": list(self.notes),
             "saved_via": [v.to_dict() for v in self.saved_via],
             "failed_via": [v.to_dict() for v in self.failed_via], "unchecked": self.unchecked,
+            "also": [a.to_dict() for a in self.also],
             "proof": None if self.proof is None else self.proof.to_dict(),
         }
 
@@ -143,6 +166,21 @@ def _fix_lines(fix: Fix) -> list:
     return out
 
 
+def _stale_lines(s) -> list:
+    """A stale tensor (a Report or a StaleTensor): what saved it, where, and each write since."""
+    t = s.tensor
+    shape = list(t.shape) if t.shape is not None else "?"
+    out = [f"[{t.type} {shape}] saved by {t.node} (as {t.saved_as}) at version {t.saved_version}"]
+    out += _lines("saved at", s.saved_at, via=s.saved_via)
+    for i, w in enumerate(s.writes):
+        label = "written at" if i == 0 else "then at"
+        out += _lines(label, w.frames, f"   ({w.op}, version {w.version_before} -> {w.version_before + 1})",
+                      callers=3 if i == 0 else 1, via=w.via)
+    if s.writes_missing > 0:
+        out.append(f"  ({s.writes_missing} earlier write(s) no longer recorded)")
+    return out
+
+
 def format_report(report: Report) -> str:
     """The human text the CLI prints: Python's traceback of the error, then where the stale
     tensor was saved, written and differentiated, and the fix."""
@@ -154,20 +192,18 @@ def format_report(report: Report) -> str:
             out.append("")  # after Python's traceback, as a paragraph of its own
         t = report.tensor
         if t is not None and t.node is not None:
-            shape = list(t.shape) if t.shape is not None else "?"
-            out.append(f"[{t.type} {shape}] saved by {t.node} (as {t.saved_as}) at version {t.saved_version}")
-            out += _lines("saved at", report.saved_at, via=report.saved_via)
-            for i, w in enumerate(report.writes):
-                label = "written at" if i == 0 else "then at"
-                out += _lines(label, w.frames, f"   ({w.op}, version {w.version_before} -> {w.version_before + 1})",
-                              callers=3 if i == 0 else 1, via=w.via)
-            if report.writes_missing > 0:
-                out.append(f"  ({report.writes_missing} earlier write(s) no longer recorded)")
+            out += _stale_lines(report)
         else:
             out.append("(fitlab.explain could not find the stale tensor in the graph)")
         out += _lines("failed at", report.failed_at, callers=0, via=report.failed_via)
         if report.fix is not None:
             out += _fix_lines(report.fix)
+        if report.also:
+            out.append(f"Also stale in this graph ({len(report.also)} more; backward would fail on each next):")
+            for a in report.also:
+                out += _stale_lines(a)
+                if a.fix is not None:
+                    out += _fix_lines(a.fix)
         if report.unchecked:
             out.append(f"note: {report.unchecked} saved tensor(s) were packed by a saved-tensor hook "
                        "(e.g. torch.utils.checkpoint) and could not be checked for silent writes")

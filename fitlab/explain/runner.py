@@ -16,7 +16,7 @@ from fitlab.explain import stack as stacks
 from fitlab.explain.advice import choose_fix
 from fitlab.explain.decode import decode
 from fitlab.explain.recorder import Recorder
-from fitlab.explain.report import Report, SilentWrite, TensorFacts, WriteFacts
+from fitlab.explain.report import Report, SilentWrite, StaleTensor, TensorFacts, WriteFacts
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Exit status of a process Ctrl-C ended, as a shell reports it.
@@ -79,6 +79,18 @@ def _common(rec: Recorder) -> dict:
     return {"silent_writes": _silent(rec), "notes": tuple(rec.notes)}
 
 
+def _stale(fail, tensor_type) -> StaleTensor:
+    """One stale saved tensor of the failing graph: where it was saved, its writes, its fix."""
+    writes = tuple(WriteFacts(w.op, w.version_before, stacks.user_frames(w.stack), stacks.via(w.stack))
+                   for w in fail.writes)
+    # Without the saving call, the cause is a guess: no fix rather than a wrong one.
+    fix = (choose_fix(fail.writes[0], fail.saved_stack, fail.failed_stack, fail.carried, fail.storage)
+           if fail.writes and fail.saved_seen else None)
+    return StaleTensor(TensorFacts(fail.shape, fail.node, fail.saved_as, fail.version, fail.saved_version, tensor_type),
+                       stacks.user_frames(fail.saved_stack), writes, fix, stacks.via(fail.saved_stack),
+                       fail.writes_missing)
+
+
 def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
     message = str(exc)
     facts = decode(message)
@@ -88,18 +100,13 @@ def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
         return Report("inplace_error", message, TensorFacts(facts.shape, None, None, facts.version,
                                                             facts.expected_version, facts.tensor_type),
                       exit_code=1, traceback=tb, **_common(rec))
-    writes = tuple(WriteFacts(w.op, w.version_before, stacks.user_frames(w.stack), stacks.via(w.stack))
-                   for w in fail.writes)
-    fix = (choose_fix(fail.writes[0], fail.saved_stack, fail.failed_stack, fail.carried, fail.storage)
-           if fail.writes else None)
+    main = _stale(fail, facts.tensor_type)
     return Report(
-        "inplace_error", message,
-        TensorFacts(fail.shape, fail.node, fail.saved_as, fail.version, fail.saved_version,
-                    facts.tensor_type),
-        saved_at=stacks.user_frames(fail.saved_stack), writes=writes,
-        failed_at=stacks.user_frames(fail.failed_stack), fix=fix, exit_code=1, traceback=tb,
-        writes_missing=fail.writes_missing, saved_via=stacks.via(fail.saved_stack),
-        failed_via=stacks.via(fail.failed_stack), unchecked=rec.unchecked, **_common(rec))
+        "inplace_error", message, main.tensor, saved_at=main.saved_at, writes=main.writes,
+        failed_at=stacks.user_frames(fail.failed_stack), fix=main.fix, exit_code=1, traceback=tb,
+        writes_missing=fail.writes_missing, saved_via=main.saved_via,
+        failed_via=stacks.via(fail.failed_stack), unchecked=rec.unchecked,
+        also=tuple(_stale(f, facts.tensor_type) for f in fail.also), **_common(rec))
 
 
 def report_of(exc: BaseException | None, rec: Recorder) -> Report:

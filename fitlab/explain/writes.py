@@ -30,7 +30,25 @@ import threading
 import warnings
 
 import torch
-from torch.autograd.graph import increment_version
+from torch.autograd.graph import increment_version as _increment_version
+
+
+def _takes_lists() -> bool:
+    try:
+        _increment_version([torch.empty(0)])
+    except (TypeError, RuntimeError):  # torch < 2.5 bumps one tensor per call
+        return False
+    return True
+
+
+if _takes_lists():
+    increment_version = _increment_version
+else:
+    def increment_version(tensors) -> None:
+        """Bump each tensor's version (this torch's increment_version takes one tensor)."""
+        for t in tensors:
+            _increment_version(t)
+
 
 # Bound at import, so that a torch without them is refused in one line (see __main__).
 _below = torch._C._AutoDispatchBelowADInplaceOrView
@@ -92,6 +110,7 @@ def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
     below, call = _below, op._op
 
     def kernel(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         if _INSIDE.depth:  # an op a foreach or fused op runs inside itself: it was reported
             with below():
                 out = call(*args, **kwargs)
@@ -116,6 +135,7 @@ def _passing_kernel(name: str, op, written: tuple, inplace: bool):
     after, redispatch = _after_key, op.redispatch
 
     def kernel(keyset, *args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         if not _INSIDE.depth:
             tensors = _tensors(written, args, kwargs)
             for rec in ACTIVE:

@@ -37,8 +37,17 @@ CELLS = [
      "print('report', ok.report)"),
     # %%explain on a cell that works: nothing extra shown.
     "%%explain\nprint('fine', torch.ones(2).sum().item())",
+    # Cell In[7]: the forward, run outside any recording...
+    "w = torch.randn(3, requires_grad=True)\nz = w.sigmoid()\nz.mul_(2)",
+    # ...and recording() around only the backward, as one tries first.
+    ("with fitlab.explain.recording() as late:\n"
+     "    try:\n"
+     "        z.sum().backward()\n"
+     "    except RuntimeError:\n"
+     "        pass\n"
+     "print(late)"),
     "base = torch.randn(3, requires_grad=True)\nseen = []",
-    # Cell In[8]: --fix reruns the edited cell on copies of what it reads.
+    # Cell In[10]: --fix reruns the edited cell on copies of what it reads.
     "%%explain --fix\nseen.append(1)\ny = torch.exp(base)\ny += 1\ny.sum().backward()",
     "print(len(seen), base.grad is None, _explained.proof.verdict)",
 ]
@@ -74,6 +83,21 @@ def test_explain_magic_names_the_cells_lines_and_the_fix(outputs):
     assert "<pre>" in shown["data"]["text/html"] and "y += 1" in shown["data"]["text/html"]
 
 
+def test_ipython_shows_none_of_fitlabs_frames(outputs):
+    # __tracebackhide__ in the recorder's frames: IPython's traceback of the cell as without it.
+    error = next(o for o in outputs[1] if o["output_type"] == "error")
+    tb = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error["traceback"]))
+    assert "backward" in tb
+    assert "fitlab/explain/" not in tb, tb  # the package's own files (a venv's path may hold "fitlab")
+
+
+def test_recording_only_the_backward_says_so_once_with_the_cells_names(outputs):
+    text = text_of(outputs[7])
+    assert text.count("was made before the recording started") == 1, text
+    assert "no longer recorded" not in text
+    assert "failed at  Cell In[8], line 3  z.sum().backward()" in text, text
+
+
 def test_kernel_keeps_running_and_holds_the_report(outputs):
     assert text_of(outputs[2]).split()[:2] == ["inplace_error", "augmented_assignment"]
 
@@ -89,12 +113,12 @@ def test_recording_of_a_correct_block_is_none_and_magic_adds_nothing(outputs):
 
 
 def test_explain_fix_proves_the_edit_and_shows_the_edited_cell(outputs):
-    outs = outputs[7]
+    outs = outputs[9]
     assert [o["ename"] for o in outs if o["output_type"] == "error"] == ["RuntimeError"]
     [shown] = [o for o in outs if o["output_type"] == "display_data"]
     text = shown["data"]["text/plain"]
-    assert "1. augmented_assignment written at Cell In[8], line 3: PROVED" in text
-    assert "--- a/Cell In[8]" in text and "-y += 1\n+y = y + 1" in text
+    assert "1. augmented_assignment written at Cell In[10], line 3: PROVED" in text
+    assert "--- a/Cell In[10]" in text and "-y += 1\n+y = y + 1" in text
     edited = text.split("The edited cell:\n")[1]
     assert edited == "seen.append(1)\ny = torch.exp(base)\ny = y + 1\ny.sum().backward()"
 
@@ -102,4 +126,4 @@ def test_explain_fix_proves_the_edit_and_shows_the_edited_cell(outputs):
 def test_explain_fix_leaves_the_users_namespace_as_the_cell_left_it(outputs):
     # The cell ran once for real (seen has one item, base no gradient: it failed); the reruns
     # worked on copies.
-    assert text_of(outputs[8]).split() == ["1", "True", "proved"]
+    assert text_of(outputs[10]).split() == ["1", "True", "proved"]

@@ -1,0 +1,79 @@
+"""Browser history you can trust (issue 32): one entry per deliberate change,
+holding what the person chose, and Back returns to the previous screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from .browsing import expect, open_page, open_tab, rerun_after, sidebar_widget
+
+pytestmark = pytest.mark.browser
+
+
+def history_length(page) -> int:
+    return page.evaluate("() => history.length")
+
+
+def test_one_lr_step_is_one_entry_and_back_shows_the_value_before(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    rerun_after(page, lambda: step_up.click())
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    expect(box).to_have_value("0.02")
+    assert "lr=0.02" in page.url
+    assert history_length(page) == entries + 1   # today: two, the box's own 0.015 and the grid's 0.02
+    rerun_after(page, page.go_back)
+    expect(box).to_have_value("0.01")             # today: 0.015, a value nobody chose
+    assert "lr=" not in page.url
+
+
+def test_a_slider_move_and_detach_are_entries_back_walks_through(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    width = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (width.focus(), width.press("ArrowRight")))
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    detach = sidebar_widget(page, "stCheckbox", "Detach the labels")
+    rerun_after(page, lambda: detach.locator("label").click())
+    expect(detach.locator("input")).not_to_be_checked()
+    assert history_length(page) == entries + 2    # today: replaced, no entry added
+    rerun_after(page, page.go_back)                # back to width 6 with the labels detached
+    expect(detach.locator("input")).to_be_checked()
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    assert page.url.startswith(server)
+    rerun_after(page, page.go_back)                # back to the defaults, still in the app
+    expect(width).to_have_attribute("aria-valuetext", "5")
+    assert "width=" not in page.url and page.url.startswith(server)
+
+
+def test_five_quick_lr_clicks_are_five_grid_steps_and_five_entries(page, server):
+    open_page(page, server)
+    entries = history_length(page)
+    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    box_of_plus = step_up.bounding_box()
+    for _ in range(5):                  # quick clicks: none waits for the page's run
+        page.mouse.click(box_of_plus["x"] + box_of_plus["width"] / 2, box_of_plus["y"] + box_of_plus["height"] / 2)
+    expect(box).to_have_value("0.5")    # 0.01 → 0.02 → 0.05 → 0.1 → 0.2 → 0.5; today 0.1, 0.06, …
+    page.wait_for_function(f"() => history.length === {entries + 5}")
+    for earlier in ("0.2", "0.1", "0.05", "0.02", "0.01"):   # each entry one value the person chose
+        rerun_after(page, page.go_back)
+        expect(box).to_have_value(earlier)
+
+
+def test_the_lesson_link_keeps_the_session_and_its_runs(page, server):
+    open_page(page, server)
+    width = page.get_by_role("slider", name="Hidden width")
+    rerun_after(page, lambda: (width.focus(), width.press("ArrowRight")))
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    entries = history_length(page)
+    page.evaluate("() => { window.fitlabSameDocument = true; }")
+    rerun_after(page, lambda: page.locator(".st-key-intro a", has_text="the lesson").click())
+    expect(sidebar_widget(page, "stCheckbox", "Detach the labels").locator("input")).not_to_be_checked()
+    assert "detach=false" in page.url and "width=6" in page.url
+    assert page.evaluate("() => window.fitlabSameDocument === true")   # today: a reload, a new session
+    assert history_length(page) == entries + 1
+    open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
+    expect(page.get_by_role("button", name="Remove #2 width=6")).to_be_visible()   # the runs before the link
+    expect(page.get_by_role("button", name="Remove #1 defaults")).to_be_visible()

@@ -1,0 +1,73 @@
+"""The browser's history: one entry per deliberate change, so Back returns
+to the previous screen.
+
+Streamlit 1.67 writes a bound widget's change into the address bar with
+history.replaceState (its frontend's updateUrlParam, given an absolute URL),
+so a slider move or a ticked box replaced the entry and Back left the app;
+a change the script makes to the URL (st.query_params, or session state of
+a bound widget) arrives as page_info_changed and is pushed (a path, not an
+absolute URL), but replaced while Back or Forward reruns the page. The
+learning rate's + wrote both: the box's own half step (0.015), replaced,
+then the script's step on the 1, 2, 5 grid (0.02), pushed; Back showed
+0.015, a value nobody chose.
+
+So the page turns a widget's replace into a push, and the script's write
+that follows it in the same run into a replace of that entry: one change,
+one entry, holding what the person chose. Back and Forward are Streamlit's
+own: they rerun the page with the entry's URL, which the widgets read.
+The page's own links go the same way, so that they keep the session (a
+reload would start a new one, and Compare's runs would be gone).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+_SCRIPT = """<script>
+(() => {
+  if (window.fitlabHistory) return;
+  window.fitlabHistory = true;
+  const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
+  let widgetPushed = false;  // a widget's change pushed the entry this run may still correct
+  history.replaceState = (state, title, url) => {
+    // A bound widget's change: Streamlit gives it as an absolute URL.
+    if (typeof url === "string" && /^https?:/.test(url) && url !== location.href) {
+      widgetPushed = true;
+      return push(state, title, url);
+    }
+    return replace(state, title, url);
+  };
+  history.pushState = (state, title, url) => {
+    if (widgetPushed) {  // the script's correction of that change: the same entry
+      widgetPushed = false;
+      return replace(state, title, url);
+    }
+    return push(state, title, url);
+  };
+  // A run that ended settles the change; a button's click starts a new one.
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "notRunning") widgetPushed = false;
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  // The page's own links (a query on this page; st.html's sanitizer drops their target) would reload it
+  // and start a new session, losing its runs: they become an entry, which
+  // Streamlit runs as it runs Back and Forward, in the same session.
+  document.addEventListener("click", (event) => {
+    // composedPath: st.html may draw in a shadow root, which hides the link from event.target
+    const link = event.composedPath().find((node) => node.matches && node.matches('a[href^="?"]'));
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    push({}, "", link.href);
+    window.dispatchEvent(new PopStateEvent("popstate", {state: {}}));
+  }, true);
+  document.addEventListener("pointerdown", (event) => {
+    if (event.target.closest('[data-testid="stButton"]')) widgetPushed = false;
+  }, true);
+})();
+</script>"""
+
+
+def one_entry_per_change() -> None:
+    """Make each deliberate change one entry of the browser's history (see
+    the module's docstring). Call once per run; the browser installs it once."""
+    st.sidebar.html(_SCRIPT, unsafe_allow_javascript=True)
