@@ -152,7 +152,7 @@ STOPPED = """<script>
   if (window.fitlabStopWatch) window.fitlabStopWatch.disconnect();
   const stopped = () => {
     if (app.getAttribute('data-test-script-state') !== 'notRunning') return;
-    for (const text of document.querySelectorAll('.st-key-training_progress [data-testid="stProgress"] p')) {
+    for (const text of document.querySelectorAll('[class*="st-key-training_progress"] [data-testid="stProgress"] p')) {
       const at = /^Training: epoch (\\d+) of (\\d+)$/.exec(text.textContent);
       if (at) text.textContent = 'Stopped at epoch ' + at[1] + ' of ' + at[2] + '. A stopped run is not kept: '
         + 'rerun the page (R) to train it again, or lower Epochs (Advanced) for a shorter run.';
@@ -167,7 +167,8 @@ STOPPED = """<script>
 def run_with_progress(config: Config) -> Run:
     """The run for `config`, from the cache or trained (a heavy job) with a
     progress bar, which says where it stopped if the person stops it."""
-    place = st.container(key="training_progress")
+    # One key per config: a page run can train two (the tied and untied comparison).
+    place = st.container(key=f"training_progress_{abs(hash(config))}")
     bar = place.empty()
     shown = [-1]
 

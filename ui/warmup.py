@@ -25,7 +25,7 @@ import time
 
 # The modules streamlit_app.py imports: importing them imports everything a
 # default page needs (torch, scipy, altair, pandas).
-PAGE_MODULES = ("ui.decode", "ui.phone", "ui.share", "ui.sidebar", "ui.state", "ui.words",
+PAGE_MODULES = ("ui.decode", "ui.history", "ui.phone", "ui.share", "ui.sidebar", "ui.state", "ui.words",
                 "ui.tabs.compare", "ui.tabs.failure", "ui.tabs.gradients", "ui.tabs.student",
                 "ui.tabs.sweep", "ui.tabs.training", "ui.tabs.watch")
 THREAD_NAME = "fitlab-warm-up"

@@ -15,39 +15,8 @@ import dataclasses
 import html
 
 from fitlab.explain import stack
-from fitlab.explain.notebook import recorded, recording
+from fitlab.explain.notebook import cell_names, named_for_ipython, recorded, recording
 from fitlab.explain.report import format_report
-
-
-def _cell_names(shell) -> dict:
-    """Cell file name -> "Cell In[N]", from IPython's compiler (as its tracebacks name cells)."""
-    names = getattr(shell.compile, "_filename_map", {}) or {}
-    return {path: f"Cell In[{n}]" for path, n in names.items()}
-
-
-def _renamed(chain: tuple, names: dict) -> tuple:
-    return tuple(dataclasses.replace(f, file=names.get(f.file, f.file)) for f in chain)
-
-
-def _named_fix(fix, names: dict):
-    return None if fix is None else dataclasses.replace(fix, edits=tuple(
-        dataclasses.replace(e, file=names.get(e.file, e.file)) for e in fix.edits))
-
-
-def named_for_ipython(report, names: dict):
-    """The report with each frame in a cell named "Cell In[N]"."""
-    if not names:
-        return report
-    also = tuple(dataclasses.replace(
-        a, saved_at=_renamed(a.saved_at, names), fix=_named_fix(a.fix, names),
-        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in a.writes))
-        for a in report.also)
-    return dataclasses.replace(
-        report, saved_at=_renamed(report.saved_at, names), failed_at=_renamed(report.failed_at, names),
-        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in report.writes),
-        silent_writes=tuple(dataclasses.replace(s, frames=_renamed(s.frames, names))
-                            for s in report.silent_writes),
-        fix=_named_fix(report.fix, names), also=also)
 
 
 def _display(text: str) -> None:
@@ -75,7 +44,7 @@ def explain(line: str, cell: str, shell=None) -> None:
     report = recorded(None, rec.recorder)
     if report is None:
         return
-    names = _cell_names(shell)
+    names = cell_names(shell)
     text = ""
     if fixing and report.status == "inplace_error" and rec.recorder.failure is not None:
         path = report.failed_at[-1].file if report.failed_at else None

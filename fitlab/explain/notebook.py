@@ -12,6 +12,7 @@ block caught the in-place error itself, `rec.report` explains it all the same.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 
@@ -53,8 +54,7 @@ def _named_as_ipython_names(report: Report) -> Report:
     shell = sys.modules["IPython"].get_ipython()
     if shell is None or not hasattr(shell, "compile"):
         return report
-    from fitlab.explain.ipython import _cell_names, named_for_ipython
-    return named_for_ipython(report, _cell_names(shell))
+    return named_for_ipython(report, cell_names(shell))
 
 
 @contextlib.contextmanager
@@ -70,3 +70,34 @@ def recording(recorder: Recorder | None = None):
         rec.report = _report(exc, rec.recorder)
         raise
     rec.report = _report(None, rec.recorder)
+
+
+def cell_names(shell) -> dict:
+    """Cell file name -> "Cell In[N]", from IPython's compiler (as its tracebacks name cells)."""
+    names = getattr(shell.compile, "_filename_map", {}) or {}
+    return {path: f"Cell In[{n}]" for path, n in names.items()}
+
+
+def _renamed(chain: tuple, names: dict) -> tuple:
+    return tuple(dataclasses.replace(f, file=names.get(f.file, f.file)) for f in chain)
+
+
+def _named_fix(fix, names: dict):
+    return None if fix is None else dataclasses.replace(fix, edits=tuple(
+        dataclasses.replace(e, file=names.get(e.file, e.file)) for e in fix.edits))
+
+
+def named_for_ipython(report, names: dict):
+    """The report with each frame in a cell named "Cell In[N]"."""
+    if not names:
+        return report
+    also = tuple(dataclasses.replace(
+        a, saved_at=_renamed(a.saved_at, names), fix=_named_fix(a.fix, names),
+        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in a.writes))
+        for a in report.also)
+    return dataclasses.replace(
+        report, saved_at=_renamed(report.saved_at, names), failed_at=_renamed(report.failed_at, names),
+        writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in report.writes),
+        silent_writes=tuple(dataclasses.replace(s, frames=_renamed(s.frames, names))
+                            for s in report.silent_writes),
+        fix=_named_fix(report.fix, names), also=also)

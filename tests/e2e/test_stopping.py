@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 # Within the work budget by the estimate (7.6 s), long enough to stop half-way.
 LONG = "/?width=32&shared_repeats=4&batch_size=1&epochs=2000"
-BAR = '.st-key-training_progress [data-testid="stProgress"]'
+BAR = '[class*="st-key-training_progress"] [data-testid="stProgress"]'
 
 
 def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):

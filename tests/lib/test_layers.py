@@ -15,7 +15,7 @@ LAYERS = (
     (*RUN, "student", "shared_layer"),
     ("engines",),
     ("training", "sweeps"),
-    ("failure", "figures", "serving"),
+    ("failure", "figures", "serving", "fit_that_works"),
 )
 
 
