@@ -200,14 +200,14 @@ def test_decoder_on_provoked_messages(make, producer, kind_words):
 def test_decoder_on_older_wordings():
     from tests.explain.test_explain import BLOG, OLD
 
-    words = page_words(decode_page(BLOG))  # the blog's torch: AsStridedBackward0
-    assert "What made it: `AsStrided`" in words
+    words = page_words(decode_page(BLOG))  # the blog's torch: AsStridedBackward0, quoted as pasted
+    assert "What made it: `AsStridedBackward0`" in words
     cuda = OLD[3][0]  # CUDA, "is at version 24; expected version 23", no producer
     words = page_words(decode_page(cuda))
     assert "on a CUDA GPU" in words and "shape `[1, 512, 4, 4]`" in words
     assert "written 1 time since" in words and "over and over" in words and "**leaf**" in words
     words = page_words(decode_page(OLD[1][0]))  # TBackward, the anomaly-mode hint
-    assert "What made it: `T`" in words and "Only if it was on during the forward pass too" in words
+    assert "What made it: `TBackward`" in words and "Only if it was on during the forward pass too" in words
 
 
 @pytest.mark.parametrize("garbage", [
