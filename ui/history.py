@@ -11,8 +11,12 @@ learning rate's + wrote both: the box's own half step (0.015), replaced,
 then the script's step on the 1, 2, 5 grid (0.02), pushed; Back showed
 0.015, a value nobody chose.
 
-So the page turns a widget's replace into a push, and the script's write
-that follows it in the same run into a replace of that entry: one change,
+A sweep cell's click sets several bound widgets at once, and the script
+wrote each as it drew it: one push per setting (lr, then seed), so Back
+showed the new lr with the old seed, a state half applied.
+
+So the page turns a widget's replace into a push, and any further write
+of the script in the same run into a replace of that entry: one change,
 one entry, holding what the person chose. Back and Forward are Streamlit's
 own: they rerun the page with the entry's URL, which the widgets read.
 The page's own links go the same way, so that they keep the session (a
@@ -28,26 +32,24 @@ _SCRIPT = """<script>
   if (window.fitlabHistory) return;
   window.fitlabHistory = true;
   const push = history.pushState.bind(history), replace = history.replaceState.bind(history);
-  let widgetPushed = false;  // a widget's change pushed the entry this run may still correct
+  let pushed = false;  // this run's change has its entry: the script's further writes correct it
   history.replaceState = (state, title, url) => {
     // A bound widget's change: Streamlit gives it as an absolute URL.
     if (typeof url === "string" && /^https?:/.test(url) && url !== location.href) {
-      widgetPushed = true;
+      pushed = true;
       return push(state, title, url);
     }
     return replace(state, title, url);
   };
   history.pushState = (state, title, url) => {
-    if (widgetPushed) {  // the script's correction of that change: the same entry
-      widgetPushed = false;
-      return replace(state, title, url);
-    }
+    if (pushed) return replace(state, title, url);  // the same change: its entry
+    pushed = true;
     return push(state, title, url);
   };
-  // A run that ended settles the change; a button's click starts a new one.
+  // A run that ended settles the change; a button's or a chart's click starts a new one.
   const app = document.querySelector('[data-testid="stApp"]');
   new MutationObserver(() => {
-    if (app.getAttribute("data-test-script-state") === "notRunning") widgetPushed = false;
+    if (app.getAttribute("data-test-script-state") === "notRunning") pushed = false;
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
   // The page's own links (a query on this page; st.html's sanitizer drops their target) would reload it
   // and start a new session, losing its runs: they become an entry, which
@@ -61,7 +63,7 @@ _SCRIPT = """<script>
     window.dispatchEvent(new PopStateEvent("popstate", {state: {}}));
   }, true);
   document.addEventListener("pointerdown", (event) => {
-    if (event.target.closest('[data-testid="stButton"]')) widgetPushed = false;
+    if (event.target.closest('[data-testid="stButton"], [data-testid="stVegaLiteChart"]')) pushed = false;
   }, true);
 })();
 </script>"""

@@ -80,3 +80,26 @@ def test_the_lesson_link_keeps_the_session_and_its_runs(page, server):
     open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
     expect(page.get_by_role("button", name="Remove #2 width=6")).to_be_visible()   # the runs before the link
     expect(page.get_by_role("button", name="Remove #1 defaults")).to_be_visible()
+
+
+def test_back_after_a_sweep_cell_returns_to_the_settings_before_it_whole(page, server):
+    open_page(page, f"{server}/?lr=0.02&seed=1&width=6")
+    page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary', has_text="Advanced").click()
+    lr, seed = (page.get_by_role("spinbutton", name=name) for name in ("Learning rate", "Seed"))
+    expect(seed).to_have_value("1")
+    width = page.get_by_role("slider", name="Hidden width")
+    panel = page.get_by_role("tabpanel", name="Sweep")
+    open_tab(page, "Sweep", panel.get_by_role("button", name="Run the sweep"))
+    rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
+    cell = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path[aria-label^="lr: 0.1; seed: 3;"]')
+    entries = history_length(page)
+    rerun_after(page, cell.click)                  # the cell lr 0.1, seed 3: two settings at once
+    expect(lr).to_have_value("0.1")
+    expect(seed).to_have_value("3")
+    assert "lr=0.1" in page.url and "seed=3" in page.url and "width=6" in page.url
+    assert history_length(page) == entries + 1     # today: two, lr=0.02&seed=3 between
+    rerun_after(page, page.go_back)
+    expect(lr).to_have_value("0.02")               # today: lr 0.02 with seed 3, half applied
+    expect(seed).to_have_value("1")
+    expect(width).to_have_attribute("aria-valuetext", "6")
+    assert "lr=0.02" in page.url and "seed=1" in page.url and "width=6" in page.url
