@@ -1,5 +1,5 @@
-"""The page at phone size (390 px wide): the layout rules Streamlit does not
-apply by itself, as CSS drawn once per run (st.html with only a style adds
+"""The page at phone size (390 px wide), and the layout rules Streamlit does
+not apply by itself at any size, as CSS drawn once per run (st.html with only a style adds
 no space to the page)."""
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ _TABS = '[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2
 # Less of Streamlit's empty band above the title (6rem), so that the first
 # screen's moving picture and its Play end above the fold at 1280×720.
 _TOP = '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }'
+# A table's toolbar (show, download, search, full screen) floats 44 px
+# above it, over the caption a table has above it (on a phone, where a tap
+# shows it, over the caption's words): the table leaves it that room.
+_TOOLBAR_ROOM = ('[data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] '
+                 '> [data-testid="stDataFrame"]) { margin-top: 2rem; }')
 NARROW = 640  # px: below this a table's cells stack
 # Words only a screen whose sidebar starts closed needs (Streamlit's breakpoint: 768 px).
 _WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"
@@ -19,7 +24,7 @@ _WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"
 
 def narrow_screen_style() -> None:
     """The page's CSS for narrow screens; call once per run."""
-    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES}</style>")
+    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES} {_TOOLBAR_ROOM}</style>")
 
 
 def stacked_table_style(key: str, columns: list[str]) -> None:

@@ -102,3 +102,40 @@ def test_the_lesson_reads_on_a_phone(phone, server):
     message = phone.locator('[data-testid="stExpander"]', has_text="Torch's messages in full").locator("pre").first
     expect(message).to_contain_text("one of the variables needed for gradient computation")
     assert message.evaluate("(p) => p.scrollWidth <= p.clientWidth")
+
+
+def test_the_parameter_matrices_show_every_column_at_1400_px(page, server):
+    from fitlab import Config, train
+    from fitlab.weights import parameter_matrix
+
+    from .browsing import TABLE
+
+    columns = ["", *parameter_matrix(train(Config()).teacher_params).columns]   # the index's header is blank
+    assert len(columns) == 12   # 10 inputs and the bias, after the row names
+    open_page(page, server)
+    tables = page.locator(TABLE)
+    expect(tables).to_have_count(2)
+    for i in range(2):
+        table = tables.nth(i)
+        table.scroll_into_view_if_needed()
+        # The grid's accessible table holds the columns it draws: all of them, none scrolled away.
+        expect(table.locator('table[role="grid"] thead th')).to_have_count(len(columns))
+        assert table.locator('table[role="grid"] thead th').all_inner_texts() == columns
+        assert table.evaluate("(t) => { const s = t.querySelector('.dvn-scroller'); "
+                              "return s.scrollWidth <= s.clientWidth && s.scrollHeight <= s.clientHeight; }")
+
+
+def test_a_tables_toolbar_leaves_its_caption_readable_on_a_phone(phone, server):
+    from .browsing import TABLE
+
+    open_page(phone, server)
+    tables = phone.locator(TABLE)
+    expect(tables).to_have_count(2)
+    captions = phone.locator('.st-key-parameter_tables [data-testid="stCaptionContainer"] p')
+    for i in range(2):
+        tables.nth(i).scroll_into_view_if_needed()
+        tables.nth(i).tap(position={"x": 100, "y": 60})
+        toolbar = tables.nth(i).locator('[data-testid="stElementToolbar"]')
+        phone.wait_for_function("(t) => getComputedStyle(t).opacity === '1'", arg=toolbar.element_handle())
+        bar, words = toolbar.bounding_box(), captions.nth(i).bounding_box()
+        assert bar["y"] >= words["y"] + words["height"], (bar, words)   # under the caption's words, not on them
