@@ -1,8 +1,10 @@
 """numpy's BLAS thread count while fitlab computes (torch's is in fitlab.numerics.threads),
 and BLAS's sgemm called on numpy's C-ordered arrays."""
 
+import contextlib
 import functools
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from scipy.linalg.blas import sgemm
@@ -25,14 +27,36 @@ def _thread_pools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def one_blas_thread():
+_limit_lock = threading.Lock()
+_limit_holders = 0
+_limit = None
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
     """A context in which numpy's BLAS runs on one thread, restored on exit.
 
     Its matrices here are small (at most 256 wide): a second thread only
     adds hand-offs, which on a busy machine cost more than they gain. The
-    limit is process-wide while it lasts.
+    limit is process-wide, so it is counted: the first context to enter sets
+    it and the last to leave restores it. Nested per context, one session's
+    exit restored the default threads under another session still running,
+    whose width-64 runs then differed from a lone run's in the last float32
+    bits (tests/lib/test_robustness.py's concurrent runs, 1 in 3 tries).
     """
-    return _thread_pools().limit(limits=1, user_api="blas")
+    global _limit_holders, _limit
+    with _limit_lock:
+        if _limit_holders == 0:
+            _limit = _thread_pools().limit(limits=1, user_api="blas")
+        _limit_holders += 1
+    try:
+        yield
+    finally:
+        with _limit_lock:
+            _limit_holders -= 1
+            if _limit_holders == 0:
+                _limit.restore_original_limits()
+                _limit = None
 
 
 def gemm_arguments(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:

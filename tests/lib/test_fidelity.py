@@ -29,6 +29,7 @@ def assert_close(ours, theirs):
         assert math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-7), (a, b)
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.parametrize("engine", ["autograd", "fast"])
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
 def test_history_matches_blog_loop(overrides, engine, trained, blog_loop):
@@ -132,6 +133,7 @@ def test_autograd_engine_is_bit_identical_to_the_blogs_dataloader_loop(overrides
 
 
 # Drawn configs, derandomized so every machine checks the same ones.
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), width=st.integers(1, 24), repeats=st.integers(0, 4),
        lr=st.sampled_from([0.001, 0.01, 0.05, 0.2, 2.0]), n_train=st.integers(1, 60),

@@ -13,6 +13,7 @@ CONFIGS = [dict(), dict(tied=False), dict(epochs=150, seed=3), dict(shared_repea
            dict(width=16, batch_size=7, epochs=40), dict(width=96, epochs=4)]
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
 def test_fast_and_autograd_record_the_same_frames(overrides):
     config = Config(**overrides)
@@ -30,6 +31,7 @@ def test_frames_start_at_the_fresh_student_and_end_at_the_final_one():
     assert np.array_equal(run.frames.values[-1], run.student_params.value.to_numpy(np.float32))
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.parametrize("engine", ["fast", "autograd"])
 def test_a_frame_is_the_student_trained_for_that_many_epochs(engine):
     config = Config(epochs=150, seed=2, engine=engine)

@@ -45,6 +45,7 @@ def field_value(name):
     return st.one_of(near, ANY_VALUE)
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.parametrize("field", FIELDS)
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
@@ -58,6 +59,7 @@ def test_any_value_of_one_field_builds_or_names_that_field(field, data):
         assert getattr(config, field) == value
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @settings(max_examples=300, deadline=None)
 @given(st.fixed_dictionaries({name: field_value(name) for name in FIELDS}))
 def test_any_config_builds_or_raises_a_value_error_naming_a_field(values):
@@ -194,6 +196,7 @@ def rss_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc (Linux)")
 def test_cache_memory_stays_flat_over_200_distinct_configs():
     cache = RunCache(max_entries=64, max_bytes=256 * 2**20)  # the page's bounds

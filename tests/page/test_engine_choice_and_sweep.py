@@ -65,6 +65,7 @@ def heatmaps(at):
     return [c for c in at.get("vega_lite_chart") if '"rect"' in c.proto.spec]
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_a_sweep_over_the_budget_is_refused_in_the_pages_words_and_no_old_heatmap_stays(app):
     open_tab(app, "Sweep")
     app.text_input(key="sweep_lr").set_value("0.01, 0.05").run()

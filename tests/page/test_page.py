@@ -76,6 +76,7 @@ def test_a_config_seen_before_does_not_train_again(app, train_calls):
     assert train_calls == [Config(width=6)]
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_the_learning_rate_steps_multiply(app):
     box = app.number_input(key="lr")
     box.increment().run()

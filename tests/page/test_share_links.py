@@ -60,6 +60,7 @@ def ignored_text(at) -> str:
     ({"batch_size": "20", "n_train": "10"}, "batch_size"), ({"colour": "red"}, "colour"),
     ({"width": "17"}, "width"),   # a valid Config, but not a stop of the width slider
 ])
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_garbage_in_the_url_warns_and_the_page_works(params, field):
     at = open_link(**params)
     assert not at.exception and not at.error

@@ -42,6 +42,7 @@ def assert_same_run(fast, autograd):
     assert math.isclose(fast.blog_test_loss, autograd.blog_test_loss, rel_tol=1e-4, abs_tol=1e-7)
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.parametrize("overrides", CONFIGS,
                          ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()) or "default")
 def test_fast_engine_equals_autograd(overrides, trained):
@@ -111,6 +112,7 @@ def test_a_diverging_fast_run_is_a_result_without_warnings():
     assert not np.isfinite(autograd.history.train_loss.iloc[-1])
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_a_long_sensitive_run_drifts_between_the_engines_and_comes_back():
     # docs/library.md: no 1e-4 bound on every loss of a long run (0.7 % near
     # epoch 624 here), but the final losses agree to it.

@@ -35,6 +35,7 @@ def datasets_of(run):
     return {name: table for spec in watch_panels(run).values() for name, table in spec["datasets"].items()}
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_each_picture_is_valid_vega_lite_with_the_same_epoch_input(run):
     specs = watch_panels(run)
     assert list(specs) == ["loss", "distance", "predictions", "diagram", "change", "weights"]

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 from scipy.linalg.blas import sgemm
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from fitlab.numerics.blas import LARGE_PRODUCT, gemm_arguments, product
+from fitlab.numerics.blas import LARGE_PRODUCT, gemm_arguments, one_blas_thread, product
 
 
 def factors(rows, inner, cols, a_order, b_order):
@@ -47,3 +48,20 @@ def test_c_must_be_written_in_place():
     a, b = factors(3, 4, 5, "C", "C")
     with pytest.raises(ValueError, match="C-contiguous"):
         gemm_arguments(a, b, np.empty((5, 3), dtype=np.float32).T)
+
+
+def blas_threads():
+    return {info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+
+
+def test_overlapping_one_thread_contexts_keep_one_thread_until_the_last_leaves():
+    # Two sessions' runs overlap: the first to leave must not restore the
+    # default threads under the second (as nested limits did).
+    with threadpool_limits(2, user_api="blas"):  # a default that differs from one, on any machine
+        first, second = one_blas_thread(), one_blas_thread()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)
+        assert blas_threads() == {1}
+        second.__exit__(None, None, None)
+        assert blas_threads() == {2}

@@ -30,6 +30,7 @@ def _live_tensors() -> int:
     return sum(1 for o in gc.get_objects() if issubclass(type(o), torch.Tensor))
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
 def test_a_lesson_call_leaves_no_tensor_behind():
     """Torch's anomaly mode, when backward() fails, leaves the failing

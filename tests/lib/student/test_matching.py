@@ -52,6 +52,7 @@ def test_at_the_defaults_matching_finds_the_issues_relabelling_not_the_identity(
     dict(width=4, tied=False, seed=7), dict(width=3, tied=False, shared_repeats=3, seed=8),
     dict(width=5, lr=0.3, seed=9),
 ])
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_matched_distance_equals_the_brute_force_minimum(overrides):
     config = Config(epochs=20, **overrides)
     _, units, student, teacher = final_student(config)
@@ -69,6 +70,7 @@ def test_exact_search_reaches_width_8_for_the_tied_net_and_less_for_more_free_pe
     assert units.exact(widest) and (widest == 256 or not units.exact(widest + 1))
 
 
+@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_at_width_8_the_one_shared_permutation_is_searched_exhaustively():
     # A random student (no training to help): the heuristic's answer is
     # beaten or matched by the search, and the search equals the brute force.
