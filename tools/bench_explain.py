@@ -6,13 +6,15 @@ encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and th
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
 50 rows, 10 epochs = 100 steps) and a tiny MLP's 2000 steps (4-8-1, batch 8). Budgets: 1.3x on
 the realistic loops, 3x on the tiny ones, and never above torch's anomaly mode (timed too).
+"contents" is the recorded run with --check-contents (every saved tensor copied when saved and
+compared at backward), an opt-in with its own cost, not under the budgets.
 "bare" is the same run under the recorder's machinery doing nothing: a function mode that
 only passes each call on, and the write kernels (fitlab.explain.writes) reporting to a
 recorder that keeps nothing: the floor of the recorder's design, whatever it records.
 Registering the write kernels is a fixed cost per recording (not per op), timed apart and
 printed beside the ratio, with what it makes of one recorded run.
 
-    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall]
+    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall] [--no-contents]
 
 Times are this process's CPU time by default: on a shared machine the other jobs take the
 cores away from both runs unevenly, which wall time counts and CPU time does not.
@@ -149,6 +151,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
+    parser.add_argument("--contents", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time the recorder with --check-contents")
     ns = parser.parse_args()
     global clock
     clock = CLOCK[ns.clock]
@@ -166,7 +170,7 @@ def main() -> None:
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)
-        plain, floor, recorded, kernels, anomalous = [], [], [], [], []
+        plain, floor, recorded, kernels, anomalous, contents = [], [], [], [], [], []
         for _ in range(rounds):
             plain.append(timed(run, None))  # under torch's own kernels
             anomalous.append(timed(run, anomaly))
@@ -174,10 +178,13 @@ def main() -> None:
             with writes.keep():  # a recording's fixed cost, printed apart: registering the kernels
                 floor.append(timed(run, bare))
                 recorded.append(timed(run, Recorder))
+                if ns.contents:
+                    contents.append(timed(run, lambda: Recorder(check_contents=True)))
         p, b, r, k, a = (statistics.median(x) for x in (plain, floor, recorded, kernels, anomalous))
+        c = f"; --check-contents {statistics.median(contents) / p:4.2f}x" if contents else ""
         print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
               f"   (bare {b / p:4.2f}x; + {k * 1e3:.0f} ms per recording = {(r + k) / p:4.2f}x for one run;"
-              f" anomaly mode {a / p:4.2f}x)")
+              f" anomaly mode {a / p:4.2f}x{c})")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""python -m fitlab.explain [--report FILE.json] [--fix [--write] [--fix-steps N] [--fix-timeout S]]
-                           (SCRIPT | -m MODULE) [ARGS...]
+"""python -m fitlab.explain [--report FILE.json] [--check-contents]
+                           [--fix [--write] [--fix-steps N] [--fix-timeout S]] (SCRIPT | -m MODULE) [ARGS...]
 
 Runs SCRIPT (or MODULE, as `python -m` does) as `__main__`, recording in-place writes; when it
 dies of "modified by an inplace operation", prints Python's traceback, then where the tensor
@@ -11,6 +11,11 @@ SIGINT, as Python's does), else the script's own (0 when it finished).
 arguments and random state up to the failing backward and N more (--fix-steps, default 1; at
 most S seconds, --fix-timeout, default 120), and prints the verdict (proved, runs, next write,
 did not help) and the diff. Your files change only with --write, which keeps a backup of each.
+
+--check-contents also copies every tensor autograd saves and, at each backward, compares it with
+what it holds then: a write no version counter saw (numpy writing a buffer that
+torch.from_numpy shares) is reported with the line that saved it. It costs a copy of every saved
+tensor (memory and time: docs/explain.md).
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ import os
 import signal
 import sys
 
-USAGE = ("usage: python -m fitlab.explain [--report FILE.json] [--fix [--write] [--fix-steps N] [--fix-timeout S]] "
-         "(SCRIPT | -m MODULE) [ARGS...]")
+USAGE = ("usage: python -m fitlab.explain [--report FILE.json] [--check-contents] "
+         "[--fix [--write] [--fix-steps N] [--fix-timeout S]] (SCRIPT | -m MODULE) [ARGS...]")
 
 
 def _refuse(message: str) -> int:
@@ -48,8 +53,8 @@ def _parse(argv: list, options: dict):
         arg = argv[i]
         if arg in ("-h", "--help"):
             return "help"
-        if arg in ("--fix", "--write"):
-            options[arg[2:]] = True
+        if arg in ("--fix", "--write", "--check-contents"):
+            options[arg[2:].replace("-", "_")] = True
         elif arg in ("--fix-steps", "--fix-timeout") or arg.startswith(("--fix-steps=", "--fix-timeout=")):
             name, _, text = arg[2:].partition("=")
             if not text:
@@ -144,6 +149,7 @@ def main(argv=None) -> int:
         print(USAGE, file=sys.stderr)
         return _refuse(parsed)
     report_path, kind, target, args = parsed
+    contents = options.pop("check_contents", False)
     if set(options) - {"fix"} and not options.get("fix"):
         print(USAGE, file=sys.stderr)
         return _refuse("--write, --fix-steps and --fix-timeout go with --fix")
@@ -160,6 +166,7 @@ def main(argv=None) -> int:
             import libcst  # noqa: F401 - --fix's codemods edit the code with it
         except ImportError:
             return _refuse("--fix needs libcst (pip install 'libcst>=1.9,<1.10')")
+    from fitlab.explain.recorder import Recorder
     from fitlab.explain.report import format_report
     from fitlab.explain.runner import run_module, run_script
 
@@ -168,11 +175,11 @@ def main(argv=None) -> int:
         if options.get("fix"):
             from fitlab.explain.fix import STEPS, TIMEOUT, run_fixed
             report = run_fixed(kind, target, args, options.get("fix_steps", STEPS),
-                               options.get("fix_timeout", TIMEOUT))
+                               options.get("fix_timeout", TIMEOUT), check_contents=contents)
         elif kind == "module":
-            report = run_module(target, args)
+            report = run_module(target, args, Recorder(check_contents=contents))
         else:
-            report = run_script(target, args)
+            report = run_script(target, args, Recorder(check_contents=contents))
     except (OSError, ImportError, SyntaxError) as exc:
         return _refuse(f"can't run {target}: {exc}")
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from fitlab.explain import edits as ed
 from fitlab.explain import stack as stacks
-from fitlab.explain.causes import CAUSES
+from fitlab.explain.causes import CAUSES, VIEW_CLONE, VIEW_WRITE
 from fitlab.explain.graph import storage_key
 
 # Random fills only re-initialise; fill_/zero_ could just as well be `h[:, 0] = 0`.
@@ -55,6 +55,11 @@ def _user_line(stack: tuple):
         if line is not None:
             return code.co_filename, line, linecache.getline(code.co_filename, line)
     return None
+
+
+def _user_code(stack: tuple):
+    """The code object of the innermost user frame of a captured stack, or None."""
+    return next((code for code, _ in stack if stacks.is_user_file(code.co_filename)), None)
 
 
 def _edit(maker, where) -> tuple:
@@ -152,8 +157,18 @@ def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, ke
     index = _edit(ed.clone_first, where)
     if index:
         return Fix("index_assignment", ADVICE["index_assignment"], index)
-    # Rebinding a view's name would leave the tensor it views unwritten.
-    arithmetic = _edit(ed.out_of_place, where) if write.target != "view" else ()
+    if write.target == "view" and where is not None:
+        # Rebinding a view's name leaves the tensor it views unwritten: only where nothing reads that later.
+        edit, why, base = ed.view_rebinding(*where, linecache.getlines(where[0]))
+        if edit is not None:
+            return Fix("augmented_assignment", ADVICE["augmented_assignment"], (edit,))
+        if why:
+            # The copy is made where the tensor was saved, so every later read sees the write as before.
+            saved = _user_line(saved_stack)
+            same = saved is not None and _user_code(saved_stack) is _user_code(write.stack) and saved[1] < where[1]
+            clone = _edit(lambda *w: ed.clone_saved(*w, base), saved) if same and base else ()
+            return Fix("clone_before_write", VIEW_WRITE.format(why=why, then=VIEW_CLONE if clone else ""), clone)
+    arithmetic = _edit(ed.out_of_place, where)
     if arithmetic:
         return Fix("augmented_assignment", ADVICE["augmented_assignment"], arithmetic)
     return Fix("clone_before_write", ADVICE["clone_before_write"])

@@ -183,6 +183,14 @@ _LIST = (
 
 CAUSES: dict[str, Cause] = {c.key: c for c in _LIST}
 
+# clone_before_write's advice for a write through a view whose name cannot be rebound safely
+# (advice.py fills {why} from edits.view_rebinding): a copy of the view would leave its base unwritten
+# as much as rebinding it, so the copy goes where the tensor was saved.
+VIEW_WRITE = ("This line wrote, through a view, a tensor autograd saved for the backward pass. Here {why}. "
+              "Copy the tensor where it is saved instead (`.clone()` on the saved line's tensor), so the "
+              "saved values stay and every later read sees the write as before{then}.")
+VIEW_CLONE = ": the edit below"
+
 
 def cause(key: str) -> Cause:
     """The cause of a fix kind (KeyError for an unknown one)."""

@@ -76,8 +76,8 @@ class BoundedRecorder(Recorder):
     from call `keep_from` on, or without it the last BEFORE calls."""
 
     def __init__(self, stop_after: int | None = None, deadline: float | None = None, keep_grads: bool = False,
-                 keep_from: int | None = None):
-        super().__init__()
+                 keep_from: int | None = None, check_contents: bool = False):
+        super().__init__(check_contents=check_contents)
         self.stop_after, self.deadline, self.keep_grads = stop_after, deadline, keep_grads
         self.backwards = 0
         self.stopped: str | None = None   # "bound" or "timeout" once the program was stopped
@@ -459,13 +459,14 @@ def gradient_gap(got: dict, want: dict, calls) -> float | None:
 
 
 def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: float = TIMEOUT,
-              label: str | None = None) -> Report:
+              label: str | None = None, check_contents: bool = False) -> Report:
     """Run a script or module (kind "script" or "module") as run_script/run_module do; if it dies
     of the in-place error, prove its cause's edit (see the module's docstring): the Report, with
     the Proof as its `proof` when there is one. label: the script's name in the verdict and the
-    diff (its path relative to the current folder without it)."""
+    diff (its path relative to the current folder without it). check_contents: the first run's
+    recorder checks saved tensors' contents (Recorder)."""
     program = Program(kind, target, args, label=label)
-    rec = BoundedRecorder(keep_grads=True)
+    rec = BoundedRecorder(keep_grads=True, check_contents=check_contents)
     try:
         report, ns = program.run({}, rec, quiet=False)
     except BaseException:

@@ -31,6 +31,8 @@ from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, stor
 KEY = "fitlab.explain"
 # Node metadata: the sequence number when a backward call first walked the node.
 WALKED = "fitlab.explain.walked"
+# Node metadata (check_contents): a copy of each saved tensor's bytes, taken when the node was tagged.
+CONTENTS = "fitlab.explain.contents"
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -90,6 +92,25 @@ class Silent:
     shape: tuple
 
 
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """A saved tensor whose contents changed between its save and a backward through it, its
+    version unchanged (check_contents): a write no op torch ran made, or none that bumped.
+    writes: the recorded writes to its storage since the save that bump no version (none for a
+    write through numpy's memory, ctypes, another process)."""
+
+    node: str
+    saved_as: str
+    shape: tuple
+    saved_stack: tuple
+    writes: tuple
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's values as bytes (NaN equal to itself), contiguous."""
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
 # Recorders now recording, for the fork hook.
 _ACTIVE: weakref.WeakSet = weakref.WeakSet()
 
@@ -109,11 +130,17 @@ class Recorder:
 
     Memory is bounded: each storage keeps its last `per_storage` writes, and only the
     `max_storages` storages written most recently keep any; silent writes are kept
-    once per distinct (op, stack), at most `max_silent` of them.
+    once per distinct (op, stack), at most `max_silent` of them. With `check_contents`, every
+    saved tensor is also copied when saved (as much memory again as the graphs hold, freed with
+    them) and compared at each backward through it (Changed).
     """
 
-    def __init__(self, per_storage: int = 8, max_storages: int = 4096, max_silent: int = 32):
+    def __init__(self, per_storage: int = 8, max_storages: int = 4096, max_silent: int = 32,
+                 check_contents: bool = False):
         self.per_storage = per_storage
+        # Opt-in: copy each saved tensor when its node is tagged, compare at each backward through it.
+        self.check_contents = check_contents
+        self.changed: dict = {}
         self.max_storages = max_storages
         self.max_silent = max_silent
         self.seq = 0
@@ -278,7 +305,47 @@ class Recorder:
             if KEY in meta:
                 continue
             meta[KEY] = entry if since is None or node._sequence_nr() >= since else (entry[0], None)
+            if self.check_contents:
+                self._copy_saved(node)
             todo.extend(n for n, _ in node.next_functions if n is not None)
+
+    @staticmethod
+    def _copy_saved(node) -> None:
+        """A copy of the bytes of each tensor the node saved (check_contents)."""
+        copies = []
+        for name, raw_attr, _ in slots(node):
+            # Batch norm saves its running stats, which a training backward does not read and the
+            # next forward updates without a version bump.
+            if name.startswith("running_") or hooked(node, raw_attr):
+                continue
+            for i, t in enumerate(saved_tensors(node, raw_attr)[0]):
+                try:
+                    copies.append((name, raw_attr, i, t._version, _bytes(t).clone()))
+                except (RuntimeError, NotImplementedError, TypeError):  # inference, sparse, meta tensors
+                    continue
+        if copies:
+            node.metadata[CONTENTS] = copies
+
+    def _check_contents(self, nodes) -> None:
+        """Saved tensors whose bytes changed since their copy while their version did not."""
+        for node in nodes:
+            copies = node.metadata.get(CONTENTS)
+            entry = node.metadata.get(KEY)
+            if not copies or entry is None:
+                continue
+            for name, raw_attr, i, version, before in copies:
+                tensors = saved_tensors(node, raw_attr)[0]
+                if i >= len(tensors) or tensors[i]._version != version:
+                    continue  # freed, or written by an op that bumped it: torch checks that itself
+                t = tensors[i]
+                if torch.equal(_bytes(t), before):
+                    continue
+                later = self._later_writes(t, entry[0])
+                if any(w.inplace for w in later):
+                    continue  # an op torch ran through an alias: the silent-write check names it
+                key = (node.name(), name, entry[1])
+                if key not in self.changed and len(self.changed) < self.max_silent:
+                    self.changed[key] = Changed(node.name(), name, tuple(t.shape), entry[1] or (), tuple(later))
 
     def _differentiate(self, func, args, kwargs):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
@@ -288,6 +355,8 @@ class Recorder:
         for node in nodes:
             node.metadata.setdefault(WALKED, self.seq)
         try:
+            if self.check_contents:
+                self._check_contents(nodes)
             self._find_silent(nodes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
             self.notes.append(f"silent-write check failed: {exc!r}")

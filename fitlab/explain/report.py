@@ -61,6 +61,23 @@ class SilentWrite:
 
 
 @dataclass(frozen=True)
+class ChangedContents:
+    """`--check-contents`: a saved tensor whose contents changed between its save and a backward
+    through it without a version bump; writes: the recorded writes since that bump none, if any
+    (none for a write outside torch's ops: numpy through `torch.from_numpy`, ctypes, another process)."""
+
+    tensor: TensorFacts
+    saved_at: tuple = ()
+    writes: tuple = ()
+
+    def to_dict(self) -> dict:
+        """The JSON object of one entry of "changed_contents"."""
+        t = self.tensor
+        return {"tensor": {"shape": list(t.shape), "node": t.node, "saved_as": t.saved_as},
+                "saved_at": [f.to_dict() for f in self.saved_at], "writes": [w.to_dict() for w in self.writes]}
+
+
+@dataclass(frozen=True)
 class StaleTensor:
     """Another saved tensor of the failing graph already written since its save: backward would
     fail on it next (a script with two culprits). Fields as the Report's own."""
@@ -92,7 +109,8 @@ class Report:
     traceback is the text Python prints for the exception the script died of. unchecked
     counts saved tensors a saved-tensor hook (checkpoint) kept out of the silent-write check.
     also: the graph's other stale saved tensors (StaleTensor), which backward would fail on next.
-    proof is what `--fix` found (fix.Proof), None without it.
+    proof is what `--fix` found (fix.Proof), None without it. changed_contents: what
+    `--check-contents` found (ChangedContents), empty without it.
     """
 
     status: str
@@ -112,6 +130,7 @@ class Report:
     unchecked: int = 0
     also: tuple = ()
     proof: object = None
+    changed_contents: tuple = ()
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""
@@ -129,6 +148,7 @@ class Report:
             "failed_via": [v.to_dict() for v in self.failed_via], "unchecked": self.unchecked,
             "also": [a.to_dict() for a in self.also],
             "proof": None if self.proof is None else self.proof.to_dict(),
+            "changed_contents": [c.to_dict() for c in self.changed_contents],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -212,5 +232,19 @@ def format_report(report: Report) -> str:
         for s in report.silent_writes:
             where = f"   ({s.op} on {list(s.tensor.shape)} saved by {s.tensor.node} as {s.tensor.saved_as})"
             out += _lines("written at", s.frames, where, callers=1)
+    if report.changed_contents:
+        out.append("Contents changed without a version bump (--check-contents; backward used the new values):")
+        for c in report.changed_contents:
+            t = c.tensor
+            where = f"   ({list(t.shape)} saved by {t.node} as {t.saved_as})"
+            out += _lines("saved at", c.saved_at, where, callers=1)
+            for w in c.writes:
+                out += _lines("written at", w.frames, f"   ({w.op}, no version bump)", callers=1)
+            if not c.writes:
+                line = _where(c.saved_at[-1]) if c.saved_at else "its save"
+                out.append(f"  {'':<10} the contents of the tensor saved at {line} changed between the save and "
+                           "backward, and no op torch ran wrote them: a write through another alias of its memory "
+                           "(numpy after torch.from_numpy, ctypes, an extension, another process); "
+                           "the line is not known")
     out += [f"note: {n}" for n in report.notes]
     return "\n".join(out)

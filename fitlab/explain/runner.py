@@ -16,7 +16,7 @@ from fitlab.explain import stack as stacks
 from fitlab.explain.advice import choose_fix
 from fitlab.explain.decode import decode
 from fitlab.explain.recorder import Recorder
-from fitlab.explain.report import Report, SilentWrite, StaleTensor, TensorFacts, WriteFacts
+from fitlab.explain.report import ChangedContents, Report, SilentWrite, StaleTensor, TensorFacts, WriteFacts
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Exit status of a process Ctrl-C ended, as a shell reports it.
@@ -75,8 +75,15 @@ def _silent(rec: Recorder) -> tuple:
                              TensorFacts(s.shape, s.node, s.saved_as)) for s in rec.silent.values())
 
 
+def _changed(rec: Recorder) -> tuple:
+    return tuple(ChangedContents(TensorFacts(c.shape, c.node, c.saved_as), stacks.user_frames(c.saved_stack),
+                                 tuple(WriteFacts(w.op, w.version_before, stacks.user_frames(w.stack),
+                                                  stacks.via(w.stack)) for w in c.writes))
+                 for c in rec.changed.values())
+
+
 def _common(rec: Recorder) -> dict:
-    return {"silent_writes": _silent(rec), "notes": tuple(rec.notes)}
+    return {"silent_writes": _silent(rec), "notes": tuple(rec.notes), "changed_contents": _changed(rec)}
 
 
 def _stale(fail, tensor_type) -> StaleTensor:

@@ -2,13 +2,14 @@
 this one process (which imports torch and transformers once: a fresh interpreter per script
 and side costs seconds each on a shared machine).
 
-    python tests/explain/differential.py (python|explain|fix) OUTDIR SCRIPT...
+    python tests/explain/differential.py (python|explain|fix|contents) OUTDIR SCRIPT...
 
 For each SCRIPT, OUTDIR/NAME.out, .err and .rc hold its stdout, stderr and exit status. The
 python side runs the file with runpy as `__main__` (sys.argv and sys.path[0] as python sets
 them), prints an uncaught exception with sys.excepthook and exits 1, runs atexit handlers and
 flushes, as the interpreter does on its way out; the explain side calls the CLI's main(), the
-fix side main() with --fix (which keeps each backward's gradients while recording).
+fix side main() with --fix (which keeps each backward's gradients while recording), the contents
+side main() with --check-contents (which copies every saved tensor).
 """
 
 import atexit
@@ -41,7 +42,8 @@ def as_explain(path: str, *options: str) -> int:
     return main([*options, path])
 
 
-SIDES = {"python": as_python, "explain": as_explain, "fix": lambda path: as_explain(path, "--fix")}
+SIDES = {"python": as_python, "explain": as_explain, "fix": lambda path: as_explain(path, "--fix"),
+         "contents": lambda path: as_explain(path, "--check-contents")}
 
 
 def run(side: str, path: str, outdir: str) -> None:

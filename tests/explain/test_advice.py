@@ -105,6 +105,16 @@ EDITED = [
      [("a = embedding.weight @ W.t()  # saved-here", "a = (embedding.weight * 1.0) @ W.t()")]),
     ("refill_noise.py", "refilled_input", ["G"], [("z.normal_()  # written-here", "z = torch.randn(5, 4)")]),
     ("double_backward.py", "augmented_assignment", ["w", "x"], [("h.mul_(2)  # written-here", "h = h * 2")]),
+    # Writes through a view whose base nothing reads later: the view's name rebound.
+    ("view_add.py", "augmented_assignment", ["feats", "block"],
+     [("x += x_conv  # written-here", "x = torch.add(x, x_conv)")]),
+    ("view_div_norm.py", "augmented_assignment", ["w"],
+     [("x /= x.norm(dim=-1, keepdim=True)  # saved-here", "x = x * x.norm(dim=-1, keepdim=True).reciprocal()")]),
+    ("view_write.py", "augmented_assignment", ["w"], [("flat.mul_(0.5)  # written-here", "a = a * 0.5")]),
+    # A view whose base is read after the write: the copy is made where the base was saved.
+    ("view_base_read.py", "clone_before_write", ["w"],
+     [("head = h[:, :3]\nhead += torch.ones(3)  # written-here\n",
+       "h = torch.cat([h[:, :3] + torch.ones(3), h[:, 3:]], dim=1)\nhead = h[:, :3]\n")]),
 ]
 
 
@@ -200,3 +210,51 @@ def test_carried_state_detached_at_the_boundary_trains_as_the_reference(tmp_path
         ("loss.backward(retain_graph=True)", "loss.backward()")]), tmp_path / "reference.py")
     assert run_script(str(tmp_path / "advised.py")).status == "finished"
     assert_same(values(advised, ["rnn", "head"], "params"), values(want, ["rnn", "head"], "params"))
+
+
+def test_a_views_name_is_not_rebound_where_its_base_is_read_later(tmp_path):
+    report = run_script(str(SCRIPTS / "view_base_read.py"))
+    assert report.fix.kind == "clone_before_write"
+    assert "`head` is a view of `h`, which line 12 reads after this write" in report.fix.text
+    [edit] = report.fix.edits
+    assert edit.line == 9 and edit.new == ("h = torch.tanh(inp @ w).clone()",)
+    # The rebinding it refuses runs, but leaves h unwritten for line 12: other gradients.
+    text = source("view_base_read.py")
+    rebound = run_text(replaced(text, [("head += torch.ones(3)", "head = head + torch.ones(3)")]), tmp_path / "r.py")
+    want = run_text(replaced(text, [("head = h[:, :3]\nhead += torch.ones(3)  # written-here\n",
+                                     "h = torch.cat([h[:, :3] + torch.ones(3), h[:, 3:]], dim=1)\nhead = h[:, :3]\n")]),
+                    tmp_path / "want.py")
+    assert not torch.allclose(rebound["w"].grad, want["w"].grad)
+
+
+VIEW_CASES = [
+    # (the lines between the saved tensor and the backward, what the report says instead of an edit)
+    ("def add(x, b):\n    x += b\n\nadd(h[:, :3], 1.0)\nloss = h.sum()\n",
+     "`x` is a view of a tensor this line cannot follow (bound elsewhere, e.g. an argument)"),
+    ("x = h[:, :3]\nkeep = [h]\nx += 1\nloss = keep[0].sum()\n",
+     "`x` is a view of a tensor this line cannot follow (`h`, also kept at line 6)"),
+    ("for i in range(2):\n    s = h.sum() if i else 0\n    h = torch.tanh(inp @ w)\n    x = h[:, :3]\n"
+     "    x += 1\nloss = s + x.sum()\n", "`x` is a view of `h`, which line 6 reads in the loop's next pass"),
+    ("class Box:\n    pass\n\nbox = Box()\nbox.x = h[:, :3]\nbox.x += 1\nloss = h.sum()\n",
+     "this line writes through a view held by an object (`box.x`)"),
+]
+
+
+@pytest.mark.parametrize("lines,said", VIEW_CASES)
+def test_a_view_the_line_cannot_follow_is_said_in_one_sentence_and_not_rebound(lines, said, tmp_path):
+    script = tmp_path / "views.py"
+    script.write_text("import torch\ninp = torch.randn(5, 4)\nw = torch.randn(4, 6, requires_grad=True)\n"
+                      "h = torch.tanh(inp @ w)\n" + lines + "loss.backward()\n")
+    report = run_script(str(script))
+    assert report.status == "inplace_error" and report.fix.kind == "clone_before_write", report.fix
+    assert said in report.fix.text
+    assert all("x = x +" not in line for e in report.fix.edits for line in e.new)
+
+
+def test_a_view_saved_and_written_on_one_line_is_named_there():
+    # x.norm(...) saved the view x; the division on the same line overwrote it (torch names the view).
+    report = run_script(str(SCRIPTS / "view_div_norm.py"))
+    line = 9
+    assert report.saved_at[-1].line == line == report.writes[0].frames[-1].line
+    assert report.tensor.node == "LinalgVectorNormBackward0" and report.tensor.shape == (6, 5)
+    assert report.fix.edits[0].new == ("    x = x / x.norm(dim=-1, keepdim=True)",)

@@ -1,7 +1,8 @@
 """Do no harm: correct programs behave under fitlab.explain exactly as under python.
 
 Each script of tests/explain/correct/ (and two fixtures that finish) runs as python runs it
-and under the CLI, plain and with --fix (tests/explain/differential.py: each in a fork of one process that imported
+and under the CLI, plain, with --fix and with --check-contents (which must find no changed
+contents in a correct program; tests/explain/differential.py: each in a fork of one process that imported
 torch and transformers once); exit status, stdout and stderr must be equal, stderr apart from
 the tool's own report after it. The scripts print their final losses as float.hex(), so the
 numbers are compared bit for bit: tiny random BERT and GPT-2 from transformers, writes to
@@ -31,7 +32,7 @@ def sides(tmp_path_factory):
     """{side: folder of NAME.out/.err/.rc}: the sides run at once, one process each."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     out, procs = {}, []
-    for side in ("python", "explain", "fix"):
+    for side in ("python", "explain", "fix", "contents"):
         out[side] = tmp_path_factory.mktemp(side)
         procs.append(subprocess.Popen([sys.executable, str(HERE / "differential.py"), side, str(out[side]),
                                        *map(str, SCRIPTS)], cwd=ROOT, env=env,
@@ -46,7 +47,7 @@ def _read(folder: Path, script: Path, ext: str) -> str:
     return (folder / (script.stem + ext)).read_text()
 
 
-@pytest.mark.parametrize("side", ["explain", "fix"])
+@pytest.mark.parametrize("side", ["explain", "fix", "contents"])
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_same_exit_status_output_and_numbers(sides, script, side):
     py, ex = sides["python"], sides[side]
@@ -59,6 +60,8 @@ def test_same_exit_status_output_and_numbers(sides, script, side):
         assert report.startswith("Silent writes (no error, but backward used the overwritten values):\n")
     else:
         assert report == ""
+    if side == "contents":  # the content check adds nothing to what the plain run reports
+        assert err_ex == _read(sides["explain"], script, ".err")
 
 
 def test_the_corpus_prints_numbers_that_would_differ():

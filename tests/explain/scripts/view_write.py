@@ -2,6 +2,8 @@
 
 import torch
 
+torch.manual_seed(0)
+
 a = torch.randn(4, 3)
 flat = a.view(-1)
 w = torch.randn(3, 2, requires_grad=True)
