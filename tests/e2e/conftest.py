@@ -16,10 +16,8 @@ import time
 
 import pytest
 
-from tools.server import free_port, start_server, stop_server, wait_healthy
-
 from .browsing import browser_page
-from .serverlog import ServerLog, log_problems
+from .serverlog import ServerLog, clean_server, log_problems
 from .timings import record
 
 
@@ -53,20 +51,10 @@ def server_log(browser_available, tmp_path_factory) -> ServerLog:
 def server(server_log):
     """Base URL of a fresh headless fitlab server; stopped after the suite,
     whose whole log must then be free of tracebacks and warnings."""
-    port = free_port()
     started = time.monotonic()
-    log = server_log.path.open("w")
-    process = start_server(port, log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, process)
+    with clean_server(server_log.path) as url:
         record("fresh server: `streamlit run` to healthy", time.monotonic() - started)
         yield url
-    finally:
-        stop_server(process)
-        log.close()
-    problems = log_problems(server_log.path.read_text())
-    assert not problems, "the server's log has tracebacks or warnings:\n" + "\n".join(problems)
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,15 @@
 """Reading the browser suite's server log for what a person running the
 server would worry about: tracebacks, Streamlit's warnings and errors, and
-Python warnings."""
+Python warnings; and a server whose whole log must be free of them."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
+
+from tools.server import free_port, start_server, stop_server, wait_healthy
 
 # A log line as the suite's server writes it: time, level, logger, message.
 _LEVEL = re.compile(r"^\S+ \S+ (WARNING|ERROR|CRITICAL) ")
@@ -33,3 +37,21 @@ class ServerLog:
     def read_from(self, start: int) -> str:
         """What the server wrote after `start`."""
         return self.path.read_text()[start:] if self.path.exists() else ""
+
+
+@contextlib.contextmanager
+def clean_server(log_path: Path) -> Iterator[str]:
+    """`streamlit run` on a free port, writing to `log_path`: its base URL once
+    healthy; stopped on exit, when its whole log must be free of tracebacks
+    and warnings."""
+    port = free_port()
+    with log_path.open("w") as log:
+        process = start_server(port, log)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_healthy(url, process)
+            yield url
+        finally:
+            stop_server(process)
+    problems = log_problems(log_path.read_text())
+    assert not problems, "the server's log has tracebacks or warnings:\n" + "\n".join(problems)

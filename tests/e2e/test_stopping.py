@@ -8,10 +8,8 @@ import re
 
 import pytest
 
-from tools.server import free_port, start_server, stop_server, wait_healthy
-
 from .browsing import APP, expect
-from .serverlog import log_problems
+from .serverlog import clean_server
 
 pytestmark = pytest.mark.browser
 
@@ -37,18 +35,8 @@ def fresh_server(tmp_path, browser_available):
     """A server of this test's own, just healthy: its warm-up still imports
     torch and the tabs, as on the first lesson of the day. (On the suite's
     warm server the lesson is drawn within the same paint as the words.)"""
-    port = free_port()
-    log_path = tmp_path / "server.log"
-    with log_path.open("w") as log:
-        process = start_server(port, log)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_healthy(url, process)
-            yield url
-        finally:
-            stop_server(process)
-    problems = log_problems(log_path.read_text())
-    assert not problems, "the server's log has tracebacks or warnings:\n" + "\n".join(problems)
+    with clean_server(tmp_path / "server.log") as url:
+        yield url
 
 
 def test_a_lesson_says_it_runs_the_blogs_script_before_its_run_ends(page, fresh_server):
