@@ -320,7 +320,8 @@ class Recorder:
                 continue
             for i, t in enumerate(saved_tensors(node, raw_attr)[0]):
                 try:
-                    copies.append((name, raw_attr, i, t._version, _bytes(t).clone()))
+                    copies.append((name, raw_attr, i, t._version,
+                                   _bytes(t.detach().clone(memory_format=torch.contiguous_format))))
                 except (RuntimeError, NotImplementedError, TypeError):  # inference, sparse, meta tensors
                     continue
         if copies:
