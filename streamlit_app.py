@@ -1,6 +1,8 @@
 """fitlab: watch a teacher–student fit with a tied layer train, and see why
 PyTorch's in-place error happens. Widgets in, pictures out."""
 
+import time
+
 import streamlit as st
 
 if __name__ != "__main__":
@@ -20,6 +22,7 @@ else:
     from ui.warmup import page_ran
     from ui.words import intro_html, starting
 
+    started = time.monotonic()  # when the person's change reached the page
     with drawing():  # a few page runs draw at once, server-wide (ui/state.py)
         st.set_page_config(page_title="fitlab", page_icon="📉", layout="wide")
         narrow_screen_style()
@@ -54,10 +57,9 @@ else:
         else:
             run = run_with_progress(config)
             starting_note.empty()
-            remember(run)
+            remember(run, started)
             if run.error is not None:
                 error_panel(run)  # the lesson comes first, torch's own words
-                remembered_run_shown()
                 inside, gallery, compare = st.tabs(["Inside the failure", "Fix gallery", "Compare runs"],
                                                    key="failure_view", on_change="rerun")
                 with inside:
@@ -75,8 +77,6 @@ else:
                      "Compare runs", "Sweep"], key="view", on_change="rerun")
                 with training:
                     loss_section(run, first_screen=training.open)
-                    if training.open:
-                        remembered_run_shown()  # its chart is on its way: the person sees the run
                     parameter_tables(run)
                 with watching:
                     if watching.open:  # its six pictures are half a page's drawing: only when asked for

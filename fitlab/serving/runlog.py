@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,10 @@ from fitlab.run import Run
 from fitlab.weights import PARAM_COLUMNS
 
 LOG_LIMIT = 12
+# Seconds a run must have been on screen to count as looked at: arrow keys on a
+# slider ask for the next run a few tenths of a second after the last was drawn
+# (or before), and a person who stops to look stays longer.
+STEP_SETTLE = 2.0
 
 
 def describe_changes(config: Config) -> str:
@@ -31,6 +36,8 @@ class LoggedRun:
     config: Config
     history: pd.DataFrame
     stopped: str | None
+    # The one setting that changed from the run logged before it (None: several or none).
+    stepped: str | None
 
     @property
     def label(self) -> str:
@@ -49,43 +56,49 @@ class RunLog:
     moves to the end and keeps its number. Holds only Config and history: the
     rest of a run stays in the training cache.
 
-    With `only_seen`, a run the person never saw is not kept: the page logs
-    a run as soon as it is trained, and calls `shown()` once the run's result
-    is on its way to the browser. A newer change that reaches the page before
-    then (a slider held on an arrow key, a page run after run) ends that page
-    run early, so the newest run, never shown, was a step on the way, and the
-    next run takes its place and number. Whether it was seen, not how long it
-    stayed: a person who clicks as soon as a chart is drawn saw that run (a
-    two-second settle time lost two runs of four to three quick clicks). A run
-    logged again (logged before: it was seen then) or pinned is always kept.
+    With `settle` > 0, steps passed through are not kept: the newest run, if it
+    was made by changing one setting and the next run changes that same
+    setting again less than `settle` seconds after the newest was on screen
+    whole (`shown`), or before, was a step on the way (a slider moved with
+    the arrow keys), and the next run takes its place and number. Timed from
+    the drawing, not from the request, so that a busy server, which draws
+    late, does not make quick steps look like stops. A run logged again (the
+    page ran on it once more: the person did something there), pinned, or
+    logged before, is never a step on the way.
     """
 
-    def __init__(self, limit: int = LOG_LIMIT, only_seen: bool = False):
+    def __init__(self, limit: int = LOG_LIMIT, settle: float = 0.0):
         self.limit = limit
-        self.only_seen = only_seen
+        self.settle = settle
         self.runs: list[LoggedRun] = []
         self.pinned: set[int] = set()  # numbers of the runs the limit and clear() keep
         self.dropped: list[str] = []  # labels of the runs the limit dropped, the latest last (DROPPED_KEPT)
         self._made = 0
         self._fresh = False  # whether the newest entry was new when logged (not a run made again)
-        self._seen = False  # whether the newest entry's result has been shown
+        self._shown_at: float | None = None  # when the newest entry was last on screen whole
 
-    def add(self, run: Run) -> LoggedRun:
-        """Log `run` as the most recent and return its entry."""
+    def add(self, run: Run, now: float | None = None) -> LoggedRun:
+        """Log `run` as the most recent and return its entry; `now` is the
+        time.monotonic() it was asked for at (by default, the time of the call)."""
+        now = time.monotonic() if now is None else now
         if self.runs and self.runs[-1].config == run.config:
-            return self.runs[-1]  # the page ran again on the same run (a tab, a chart option)
-        if self._passed_through():
+            self._fresh = False  # the page ran again on the same run: the person stopped here
+            return self.runs[-1]
+        stepped = self._stepped(run.config)
+        if stepped is not None and self._passed_through(stepped, now):
             gone = self.runs.pop()
             if gone.number == self._made:
                 self._made -= 1  # the next new run takes its number
+            stepped = self._stepped(run.config)
         earlier = next((r for r in self.runs if r.config == run.config), None)
-        self._fresh, self._seen = earlier is None, False
+        self._fresh, self._shown_at = earlier is None, None
         if earlier is not None:
             self.runs.remove(earlier)
-            entry = earlier
+            entry = LoggedRun(earlier.number, earlier.config, earlier.history, earlier.stopped, stepped)
         else:
             self._made += 1
-            entry = LoggedRun(self._made, run.config, run.history, run.error.type if run.error else None)
+            entry = LoggedRun(self._made, run.config, run.history,
+                              run.error.type if run.error else None, stepped)
         self.runs.append(entry)
         while len(self.runs) > self.limit:
             # The newest run is the one on screen: it stays, pinned or not.
@@ -96,15 +109,25 @@ class RunLog:
         self.pinned &= {r.number for r in self.runs}
         return entry
 
-    def shown(self) -> None:
-        """The newest run's result is on its way to the browser: the person sees it."""
-        self._seen = True
+    def shown(self, now: float | None = None) -> None:
+        """The newest run is on screen whole at `now` (time.monotonic(), by default the time of the call)."""
+        self._shown_at = time.monotonic() if now is None else now
 
-    def _passed_through(self) -> bool:
-        """Whether the newest run was replaced before the person saw it."""
-        if not (self.only_seen and self.runs):
+    def _stepped(self, config: Config) -> str | None:
+        """The one field in which `config` differs from the newest run's, if just one."""
+        if not self.runs:
+            return None
+        newest = self.runs[-1].config.as_dict()
+        changed = [k for k, v in config.as_dict().items() if newest[k] != v]
+        return changed[0] if len(changed) == 1 else None
+
+    def _passed_through(self, stepped: str, now: float) -> bool:
+        """Whether the newest run was a step on the way to a run that steps `stepped` again."""
+        if self.settle <= 0:
             return False
-        return self._fresh and not self._seen and self.runs[-1].number not in self.pinned
+        newest = self.runs[-1]
+        looked = self._shown_at is not None and now - self._shown_at >= self.settle
+        return self._fresh and newest.stepped == stepped and newest.number not in self.pinned and not looked
 
     def pin(self, labels: list[str]) -> None:
         """Pin exactly the runs with these labels (unpinning the others)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config, train
+from fitlab.serving.runlog import STEP_SETTLE
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after, sidebar_widget
 
@@ -14,12 +15,19 @@ pytestmark = pytest.mark.browser
 NOTE = "These runs learn different teachers"
 
 
+def looked_at(page) -> None:
+    """The person looks at the run on screen long enough for it to be logged
+    as a run of its own, not a step on the way (fitlab.serving.runlog.STEP_SETTLE)."""
+    page.wait_for_timeout(1000 * STEP_SETTLE + 500)
+
+
 def test_compare_says_when_the_runs_teachers_differ(browser, server):
     # torch's numbers: width changes the teacher, lr does not.
     teachers = [train(Config(epochs=1, **c)).teacher_params.value.to_numpy() for c in ({}, {"width": 6}, {"lr": 0.02})]
     assert teachers[0].shape != teachers[1].shape and (teachers[0] == teachers[2]).all()
     with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, server)
+        looked_at(page)
         width = page.get_by_role("slider", name="Hidden width")
         rerun_after(page, lambda: (width.focus(), width.press("ArrowRight")))     # width 6: a run of its own
         open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
@@ -27,6 +35,7 @@ def test_compare_says_when_the_runs_teachers_differ(browser, server):
         expect(page.locator('[data-testid="stAlert"]', has_text=NOTE)).to_contain_text("Hidden width differs,")
     with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, server)
+        looked_at(page)
         step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator(
             '[data-testid="stNumberInputStepUp"]')
         rerun_after(page, lambda: step_up.click())                                # lr 0.02: the same teacher

@@ -43,8 +43,8 @@ class RunLog:
     def grow_to(self, runs: int) -> None:
         """Runs until the log has had `runs` of them, then the Compare tab open.
         Each run is a step of its own: a width step, then a step of the
-        shared layer's uses, and so on, each drawn before the next (a step
-        replaced before it is drawn is not kept:
+        shared layer's uses, and so on, however quickly they follow (only a
+        setting stepped again at once passes through a run:
         tests/lib/serving/test_runlog_steps.py)."""
         if runs < self.runs:
             raise RuntimeError(f"the shared page has made {self.runs} runs already, more than {runs}: "

@@ -82,8 +82,11 @@ def test_smoothing_keeps_the_raw_value_and_log_scale_switches_the_axis(app):
 
 def test_pinned_runs_survive_clearing_the_log(app):
     open_tab(app, "Compare runs")
-    for width in (6, 7, 8):                  # each run drawn: each kept, however quick
+    for i, width in enumerate((6, 7, 8)):
         app.select_slider(key="width").set_value(width).run()
+        # Looking at each run (a rerun on it): a slider stepped on at once would pass
+        # through 7 (tests/lib/serving/test_runlog_steps.py).
+        app.slider(key="compare_smoothing").set_value(0.1 * (i + 1)).run()
     app.multiselect(key="compare_pinned").select("#2 width=6").run()
     app.button(key="compare_clear").click().run()
     assert not app.exception

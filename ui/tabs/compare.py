@@ -10,7 +10,7 @@ from fitlab.config import Config
 from fitlab.figures.charts import overlay_chart
 from fitlab.figures.tables import download_name
 from fitlab.run import Run
-from fitlab.serving.runlog import RunLog, final_scores, parameters_csv, runs_csv
+from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.state import TabKeys, run_cache
 from ui.words import FIELD_LABELS
@@ -21,16 +21,17 @@ PINNED = KEYS("pinned")
 
 
 def run_log() -> RunLog:
-    """This session's run log, made on first use; it keeps the runs the
-    person saw, not the steps a page replaced before drawing them."""
-    return st.session_state.setdefault("run_log", RunLog(only_seen=True))
+    """This session's run log, made on first use; a slider's steps passed
+    through with the arrow keys are not kept, only where it stopped."""
+    return st.session_state.setdefault("run_log", RunLog(settle=STEP_SETTLE))
 
 
-def remember(run: Run) -> None:
-    """Log `run`, the page's; a run made for the first time joins the overlay."""
+def remember(run: Run, started: float) -> None:
+    """Log `run`, asked for at `started` (time.monotonic(), the page run's
+    start); a run made for the first time joins the overlay."""
     log = run_log()
     known = {r.label for r in log.runs}
-    entry = log.add(run)
+    entry = log.add(run, now=started)
     kept = {r.label for r in log.runs}
     picked = [label for label in st.session_state.get(PICKED, []) if label in kept]
     if entry.label not in known:
@@ -40,9 +41,7 @@ def remember(run: Run) -> None:
 
 
 def remembered_run_shown() -> None:
-    """The remembered run's result is on its way to the browser (this page
-    run was not replaced by a newer change before it got here): the person
-    sees it, and it stays in the log."""
+    """The page has drawn the remembered run whole: from now the person is looking at it."""
     run_log().shown()
 
 
@@ -70,7 +69,7 @@ def compare_section(shown: bool = True) -> None:
     st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
                "past that the oldest unpinned run goes first), named by the settings that "
                "differ from the defaults. They come from the training cache: nothing trains again. "
-               "A run replaced before it was drawn (a slider held on an arrow key) is not logged.")
+               "A slider stepped with the arrow keys logs where it stopped, not each step on the way.")
     if log.dropped:
         st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
                    f"{log.limit} runs; pin a run to keep it.")

@@ -1,12 +1,11 @@
-"""The run log keeps every run the person saw, and not the steps a page
-replaced before drawing them (RunLog(only_seen=True): the page calls shown()
-once a run's result is on its way to the browser; a page run ended early by
-a newer change never does)."""
+"""The run log keeps where a person stopped, not every step a slider passed
+through with the arrow keys (RunLog(settle=…); times are given: `now` is when
+a run was asked for, `shown` when the page had drawn it)."""
 
 import pytest
 
 from fitlab import Config, train
-from fitlab.serving.runlog import RunLog
+from fitlab.serving.runlog import STEP_SETTLE, RunLog
 
 
 @pytest.fixture(scope="module")
@@ -18,73 +17,80 @@ def labels(log: RunLog) -> list[str]:
     return [r.label for r in log.runs]
 
 
-def seen(log: RunLog, run) -> None:
-    log.add(run)
-    log.shown()
+def step(log: RunLog, run, asked: float, drawn: float) -> None:
+    log.add(run, now=asked)
+    log.shown(drawn)
 
 
-def test_steps_replaced_before_they_were_drawn_are_not_kept(widths):
-    log = RunLog(only_seen=True)
-    seen(log, widths[5])
-    for w in (6, 7):
-        log.add(widths[w])                               # a held arrow key: the next step cut its page short
-    seen(log, widths[8])
+def test_quick_steps_of_one_setting_keep_only_where_it_stopped(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    for i, w in enumerate((6, 7, 8)):
+        step(log, widths[w], 10.0 + 0.4 * i, 10.3 + 0.4 * i)   # a key press every 0.4 s
     assert labels(log) == ["#1 epochs=2", "#2 width=8, epochs=2"]
+    step(log, widths[9], 11.2 + STEP_SETTLE, 12.0 + STEP_SETTLE)   # width 8 looked at, then a step on
+    assert labels(log) == ["#1 epochs=2", "#2 width=8, epochs=2", "#3 width=9, epochs=2"]
 
 
-def test_every_run_that_was_drawn_is_kept_however_quick_the_next_change(widths):
-    # Three quick clicks, each as soon as its chart was drawn: four runs (a
-    # settle time of 2 s kept two). No clock: drawn is what counts.
-    log = RunLog(only_seen=True)
-    for w in (5, 6, 7, 8):
-        seen(log, widths[w])
-    assert [r.number for r in log.runs] == [1, 2, 3, 4]
-
-
-def test_a_run_replaced_by_a_change_of_another_setting_was_not_seen_either(widths):
-    log = RunLog(only_seen=True)
-    seen(log, widths[5])
-    log.add(widths[6])                                   # width, then lr before width 6 was drawn
-    seen(log, train(Config(width=6, epochs=2, lr=0.05)))
-    assert labels(log) == ["#1 epochs=2", "#2 width=6, lr=0.05, epochs=2"]
-
-
-def test_a_run_logged_before_or_pinned_is_never_passed_through(widths):
-    log = RunLog(only_seen=True)
-    for w in (5, 6, 7):
-        seen(log, widths[w])
-    log.add(widths[6])                                   # width 6 again, logged before as #2
-    seen(log, widths[5])                                 # replaced at once: #2 stays, seen before
-    assert [r.number for r in log.runs] == [3, 2, 1]
-    seen(log, widths[8])
-    log.pin(["#4 width=8, epochs=2"])
-    log.add(widths[8])                                   # a rerun on #4 (the pin's), not drawn
-    log.add(widths[9])                                   # …replaced: the pinned #4 stays
-    assert [r.number for r in log.runs] == [3, 2, 1, 4, 5]
-
-
-def test_a_step_passed_through_frees_its_number(widths):
-    log = RunLog(only_seen=True)
-    seen(log, widths[5])
-    log.add(widths[6])
-    seen(log, widths[5])                                 # there and back before width 6 was drawn
-    assert labels(log) == ["#1 epochs=2"]
-    seen(log, widths[7])
+def test_a_busy_server_that_draws_late_does_not_turn_quick_steps_into_stops(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    step(log, widths[6], 10.0, 13.0)                     # drawn 3 s after the key press
+    step(log, widths[7], 13.2, 16.0)                     # the next press was waiting
     assert labels(log) == ["#1 epochs=2", "#2 width=7, epochs=2"]
 
 
-def test_the_page_running_again_on_a_run_keeps_it_once_that_run_is_drawn(widths):
-    log = RunLog(only_seen=True)
-    seen(log, widths[5])
-    log.add(widths[6])                                   # cut short by a tab's click…
-    assert log.add(widths[6]) is log.runs[-1]            # …whose page run is on the same run
-    log.shown()
-    seen(log, widths[7])
+def test_a_step_never_drawn_whole_was_passed_through(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    log.add(widths[6], now=10.0)                         # the next press cut its page short
+    log.add(widths[7], now=30.0)
+    assert labels(log) == ["#1 epochs=2", "#2 width=7, epochs=2"]
+
+
+def test_a_quick_change_of_another_setting_keeps_the_step_before_it(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    step(log, widths[6], 10.0, 10.3)
+    step(log, train(Config(width=6, epochs=2, lr=0.05)), 10.4, 10.7)   # width, then lr: both kept
+    assert labels(log) == ["#1 epochs=2", "#2 width=6, epochs=2", "#3 width=6, lr=0.05, epochs=2"]
+
+
+def test_a_run_logged_before_or_pinned_is_never_passed_through(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    for t, w in enumerate((5, 6, 7)):
+        step(log, widths[w], 10.0 * t, 10.0 * t + 1)
+    step(log, widths[6], 30.0, 30.1)                     # width 6 again: logged before, as #2
+    step(log, widths[5], 30.2, 30.3)                     # a quick step on: #2 stays
+    assert [r.number for r in log.runs] == [3, 2, 1]
+    step(log, widths[8], 40.0, 41.0)
+    log.pin(["#4 width=8, epochs=2"])
+    step(log, widths[9], 41.1, 41.2)                     # the pinned #4 stays
+    assert [r.number for r in log.runs] == [3, 2, 1, 4, 5]
+
+
+def test_stepping_back_to_a_logged_run_frees_the_passed_number(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    step(log, widths[6], 10.0, 10.2)
+    step(log, widths[5], 10.4, 10.6)                     # there and back: width 6 was on the way
+    assert labels(log) == ["#1 epochs=2"]
+    step(log, widths[7], 20.0, 20.2)
+    assert labels(log) == ["#1 epochs=2", "#2 width=7, epochs=2"]
+
+
+def test_the_page_running_again_on_a_run_means_the_person_stopped_there(widths):
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, widths[5], 0.0, 1.0)
+    step(log, widths[6], 10.0, 10.2)
+    assert log.add(widths[6], now=10.3) is log.runs[-1]  # e.g. the smoothing slider moved
+    log.shown(10.4)
+    step(log, widths[7], 10.5, 10.7)
     assert [r.number for r in log.runs] == [1, 2, 3]
 
 
-def test_by_default_every_run_is_kept(widths):
+def test_without_settle_every_run_is_kept(widths):
     log = RunLog()
-    for w in (5, 6, 7, 8):
-        log.add(widths[w])
+    for i, w in enumerate((5, 6, 7, 8)):
+        log.add(widths[w], now=0.1 * i)
     assert [r.number for r in log.runs] == [1, 2, 3, 4]
