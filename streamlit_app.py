@@ -15,7 +15,7 @@ if __name__ != "__main__":
 else:
     from ui.decode import decode_section
     from ui.history import one_entry_per_change
-    from ui.phone import narrow_screen_style
+    from ui.phone import narrow_screen_style, result_in_view
     from ui.share import warn_about_url
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
@@ -33,6 +33,7 @@ else:
         url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
         config = read_config()
         one_entry_per_change()
+        result_in_view()
         intro.html(intro_html(config, detach_ticked=st.session_state.get("detach", True)))
         starting_note = st.empty()   # said at once: the tabs' imports and the run come next
         if config is not None:
@@ -44,7 +45,7 @@ else:
         from ui.tabs.failure import error_panel, failure_diagnosis, fix_gallery
         from ui.tabs.gradients import tied_gradient_section
         from ui.tabs.student import student_section
-        from ui.tabs.sweep import sweep_section
+        from ui.tabs.sweep import opened_from_sweep, sweep_section
         from ui.tabs.training import loss_section, parameter_tables
         from ui.tabs.watch import watch_section
 
@@ -76,6 +77,7 @@ else:
                     ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
                      "Compare runs", "Sweep"], key="view", on_change="rerun")
                 with training:
+                    opened_from_sweep(config)
                     loss_section(run, first_screen=training.open)
                     parameter_tables(run)
                 with watching:

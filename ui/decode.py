@@ -11,12 +11,20 @@ import streamlit as st
 
 from fitlab.explain import Decoded, decode
 from fitlab.explain.causes import CAUSES, FREED_GRAPH
-from fitlab.explain.decode import MAX_CHARS, freed_graph, own_line
+from fitlab.explain.decode import MAX_CHARS, freed_graph, is_transpose, own_line
 
 KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
-INSTALL_COMMAND = "python -m pip install .   # in a checkout of fitlab; then fitlab-explain your_script.py"
+# The repository named as the README names it (its "Find the line in your own script"): one line to copy.
+INSTALL_COMMAND = 'python -m pip install "git+<this repository\'s URL>"'
+INSTALL_NOTE = ("Install the command in one line, beside the torch you have (or `python -m pip install .` in "
+                "a checkout of fitlab); then `fitlab-explain your_script.py` runs it:")
+
+EMPTY = ("The box is empty. Paste torch's error: its `RuntimeError: one of the variables needed for "
+         "gradient computation has been modified by an inplace operation …` line, or better the whole "
+         "traceback, from `Traceback (most recent call last):` down to that line (its own lines rank the "
+         "likely causes), then press Decode.")
 
 TOO_LONG = (f"That text is longer than this box reads ({MAX_CHARS:,} characters), so only its "
             "beginning was searched. If the error is further down, paste the part around its "
@@ -47,6 +55,13 @@ _PRODUCERS = {
         "`b[1:3]`, or another view, whose base was written"),
     "other": "another operation's output, saved for its gradient",
 }
+# A producer that is the transposition itself (older torch named a saved `weight.t()` after its op).
+_TRANSPOSE = (
+    "the output of a **transposition** (`.t()`, `transpose` or `permute`), written in place after it "
+    "was saved (the tensor or the one it transposes). Most often a **layer's weight**: `nn.Linear` "
+    "computes `x @ weight.t()`, so an in-place write to the weight (an optimizer's step, an init) "
+    "after the forward pass makes this message. Torch before 1.10 printed its nodes without the `0` "
+    "(`TBackward`); 2.13 names such a view `AsStrided`")
 
 _LEAF = ("The message names no operation that made it: it is a **leaf**, made by no tracked "
          "operation, such as a parameter or an input. Most likely a weight changed in place "
@@ -86,8 +101,8 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
         parts.append((f"output {d.output_index} of {d.producer_name}" if d.producer is not None
                       else "(no \"output of\" part)", _INTEGER))
     elif d.producer is not None:   # quoted as pasted: "AsStridedBackward0", "TBackward"
-        parts.append((f"output {d.output_index} of {d.producer_name}",
-                      f"What made it: `{d.producer_name}`, {_PRODUCERS[d.kind]}."))
+        made = _TRANSPOSE if is_transpose(d.producer) else _PRODUCERS[d.kind]
+        parts.append((f"output {d.output_index} of {d.producer_name}", f"What made it: `{d.producer_name}`, {made}."))
     elif d.tensor_type is not None:
         parts.append(("(no \"output of\" part)", _LEAF))
     if d.version is not None:
@@ -115,7 +130,8 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
 
 
 def likely_causes(d: Decoded) -> list[str]:
-    """The likely causes for the message's pattern, most likely first: each cause's sign and fix,
+    """The likely causes for the message's pattern and the pasted traceback's own lines, most likely
+    first (decode ranks them): each cause's sign and fix,
     from fitlab.explain's one list of causes."""
     return [f"{CAUSES[key].sign} Fix: {CAUSES[key].fix}" for key in d.causes]
 
@@ -139,9 +155,11 @@ def decode_section() -> None:
                 key=KEY, max_chars=MAX_CHARS + 1, height=110,
                 placeholder="RuntimeError: one of the variables needed for gradient computation has been "
                             "modified by an inplace operation: [torch.FloatTensor [5, 1]], …")
-            st.form_submit_button("Decode", type="primary")
+            pressed = st.form_submit_button("Decode", type="primary")
         message = st.session_state.get(KEY) or ""
         if not message.strip():
+            if pressed:
+                st.info(EMPTY)
             return
         with st.container(key="decoded"):
             decoded_answer(message)
@@ -169,5 +187,5 @@ def decoded_answer(message: str) -> None:
                 "\n".join(f"{i}. {cause}" for i, cause in enumerate(likely_causes(decoded), start=1)))
     st.markdown(find_the_line())
     st.code(EXPLAIN_COMMAND, language="bash")
-    st.caption("Install the command in one line:")
+    st.caption(INSTALL_NOTE)
     st.code(INSTALL_COMMAND, language="bash")

@@ -27,12 +27,13 @@ from streamlit.elements.lib.pandas_styler_utils import marshall_styler
 from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
 
 
-def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler]) -> None:
-    """st.dataframe(build(), width="stretch"), its message built on the
-    first draw of `key` and reused afterwards: `key` must determine the table
-    (say, the run's Config and which net)."""
+def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler], height: int | None = None) -> None:
+    """st.dataframe(build(), width="stretch", height=height), its message
+    built on the first draw of `key` and reused afterwards: `key` must
+    determine the table (say, the run's Config and which net)."""
     # The message is copied into the page's delta: the kept one stays as built.
-    st._main._enqueue("dataframe", _kept(key, build), layout_config=LayoutConfig(width="stretch"))
+    layout = LayoutConfig(width="stretch", height=height) if height else LayoutConfig(width="stretch")
+    st._main._enqueue("dataframe", _kept(key, build), layout_config=layout)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)

@@ -1,8 +1,10 @@
-"""The page at phone size (390 px wide): the layout rules Streamlit does not
-apply by itself, as CSS drawn once per run (st.html with only a style adds
+"""The page at phone size (390 px wide), and the layout rules Streamlit does
+not apply by itself at any size, as CSS drawn once per run (st.html with only a style adds
 no space to the page)."""
 
 from __future__ import annotations
+
+import json
 
 import streamlit as st
 
@@ -12,14 +14,69 @@ _TABS = '[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; row-gap: 0.2
 # Less of Streamlit's empty band above the title (6rem), so that the first
 # screen's moving picture and its Play end above the fold at 1280×720.
 _TOP = '[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }'
+# A table's toolbar (show, download, search, full screen) floats 44 px
+# above it, over the caption a table has above it (on a phone, where a tap
+# shows it, over the caption's words): the table leaves it that room.
+_TOOLBAR_ROOM = ('[data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] '
+                 '> [data-testid="stDataFrame"]) { margin-top: 2rem; }')
+# On a phone, what a finger taps is at least 44 px each way (Apple's and
+# WCAG's target size): Streamlit draws the sidebar's toggle 28 px, a help
+# icon 16 px, a slider's thumb 12 px. A transparent border or a negative
+# margin grows what takes the tap, not what is drawn or the layout.
+PHONE = 768  # px: Streamlit's own breakpoint, below which the sidebar is a sheet over the page
+_TARGETS = f"""@media (max-width: {PHONE}px) {{
+[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapseButton"] button {{
+  min-width: 44px; min-height: 44px; }}
+[data-testid="stTooltipIcon"] button {{ min-width: 44px; min-height: 44px; margin: -14px; }}
+[data-testid="stSlider"] div:has(> div > input[type="range"]) {{
+  width: 44px; height: 44px; border: 16px solid transparent; background-clip: padding-box; box-sizing: border-box; }}
+[data-testid="stCheckbox"] label {{ min-height: 44px; align-items: center; }}
+}}"""
 NARROW = 640  # px: below this a table's cells stack
 # Words only a screen whose sidebar starts closed needs (Streamlit's breakpoint: 768 px).
-_WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"
+_WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"  # PHONE + 1
+
+
+# After a change made in the sidebar's sheet on a phone, the page closes
+# the sheet and shows the result (the verdict, the lesson or the refusal),
+# instead of leaving it under the sheet two screens up. Streamlit has no
+# call for either: the page presses the sheet's own close button.
+_RESULT_IN_VIEW = """<script>
+(() => {
+  if (window.fitlabResultInView) return;
+  window.fitlabResultInView = true;
+  const narrow = matchMedia("(max-width: %(phone)dpx)");
+  const app = document.querySelector('[data-testid="stApp"]');
+  let touched = false, ran = false;  // a control of the sheet touched; a run seen since
+  const inSheet = (event) => event.composedPath().some(
+    (node) => node.getAttribute && node.getAttribute("data-testid") === "stSidebar");
+  for (const type of ["pointerdown", "keydown"])
+    document.addEventListener(type, (event) => { touched = inSheet(event); ran = false; }, true);
+  new MutationObserver(() => {
+    const state = app.getAttribute("data-test-script-state");
+    if (state !== "notRunning") { ran = ran || touched; return; }
+    if (!ran || !narrow.matches) return;
+    ran = touched = false;
+    document.querySelector('[data-testid="stSidebarCollapseButton"] button[aria-expanded="true"]')?.click();
+    const result = %(result)s.map((where) => document.querySelector(where)).find(Boolean);
+    if (result) result.scrollIntoView({block: "start"});
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+})();
+</script>"""
+# Where a run's result begins, the first of these on the page: the verdict, the lesson, a
+# refusal's offers, else the tabs.
+RESULT = (".st-key-verdict", ".st-key-lesson", ".st-key-budget_offers", '[data-testid="stTabs"]')
+
+
+def result_in_view() -> None:
+    """On a phone, close the sidebar's sheet after a change made in it and
+    scroll to the result. Call once per run; the browser installs it once."""
+    st.sidebar.html(_RESULT_IN_VIEW % {"phone": PHONE, "result": json.dumps(RESULT)}, unsafe_allow_javascript=True)
 
 
 def narrow_screen_style() -> None:
     """The page's CSS for narrow screens; call once per run."""
-    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES}</style>")
+    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES} {_TOOLBAR_ROOM} {_TARGETS}</style>")
 
 
 def stacked_table_style(key: str, columns: list[str]) -> None:

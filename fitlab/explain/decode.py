@@ -32,8 +32,11 @@ _DTYPES = {
 _LEGACY = re.compile(r"torch\.(?:(?P<device>[a-z]\w{0,20})\.)?(?P<dtype>[A-Za-z0-9]{1,20})Tensor")
 _BACKEND = re.compile(r"(?P<device>CPU|CUDA|HIP|XPU|MPS|XLA|Meta|Lazy)(?P<dtype>[A-Za-z0-9]{1,20})Type")
 
+# Producers that are a transposition itself (torch before 2.13 named a saved `weight.t()` after
+# its op: `TBackward`, `TBackward0`, `TransposeBackward0`), lower case.
+TRANSPOSES = frozenset({"t", "transpose", "permute", "numpyt", "mt"})
 _KINDS = (
-    ("transposed_weight", {"asstrided", "t", "transpose", "permute", "expand", "numpyt", "mt"}),
+    ("transposed_weight", {"asstrided", "expand", *TRANSPOSES}),
     ("activation_output", {"relu", "sigmoid", "tanh", "exp", "exp2", "expm1", "softmax", "logsoftmax",
                            "elu", "selu", "celu", "gelu", "silu", "mish", "leakyrelu", "hardtanh",
                            "hardsigmoid", "hardswish", "softplus", "relu6", "threshold", "sqrt",
@@ -42,6 +45,10 @@ _KINDS = (
                     "unsafeview", "narrow", "split", "splitwithsizes", "unbind", "diagonal",
                     "alias", "unfold", "indexselect", "gather"}),
 )
+# Kinds whose saved tensor may be a weight (itself, or seen transposed), which an optimizer's step
+# writes in place: in a GAN or with retain_graph=True, a step between forward and backward is likelier
+# than the blog's re-initialisation.
+_WEIGHT_KINDS = frozenset({"transposed_weight", "leaf", "unknown"})
 # Likely causes per kind, most likely first: keys of the one list of causes (causes.py, pure text).
 LIKELY_CAUSES = {
     "transposed_weight": ("detach_labels", "fresh_forward_after_step", "clone_before_write"),
@@ -71,7 +78,8 @@ class Decoded:
     for the transposed-weight family at a shape that is not 2-D, "unknown" when the
     message names no tensor at all); gap: writes
     since the save (version - expected_version); causes: likely causes, most likely first
-    (keys of fitlab.explain.causes.CAUSES).
+    (keys of fitlab.explain.causes.CAUSES), by the message's pattern and the signs in the
+    pasted traceback's own frames (traceback_signs).
     producer_name: the producer as printed, e.g. "AsStridedBackward0" (wordings differ
     between versions); hint_call: the call the hint names, e.g.
     "torch.autograd.set_detect_anomaly(True)".
@@ -97,6 +105,11 @@ def normalise_producer(name: str) -> str:
     """"AsStridedBackward0" -> "AsStrided", "TBackward" -> "T", "Relu" -> "Relu"."""
     stripped = re.sub(r"Backward\d*$", "", name)
     return stripped or name
+
+
+def is_transpose(producer: str | None) -> bool:
+    """Whether a (normalised) producer is a transposition itself ("T", "Transpose", "Permute")."""
+    return producer is not None and producer.lower() in TRANSPOSES
 
 
 def producer_kind(producer: str | None) -> str:
@@ -157,7 +170,8 @@ def decode(message: str) -> Decoded | None:
     return Decoded(
         tensor_type=tensor_type, dtype=dtype, device=device, shape=shape, output_index=index,
         producer=producer, kind=kind, version=version, expected_version=expected,
-        gap=None if version is None else version - expected, hint=hint, causes=LIKELY_CAUSES[kind],
+        gap=None if version is None else version - expected, hint=hint,
+        causes=ranked_causes(LIKELY_CAUSES[kind], kind, traceback_signs(text)),
         producer_name=producer_name, hint_call=call["call"] if call else None)
 
 
@@ -220,3 +234,43 @@ def own_line(text: str) -> PastedLine | None:
     in an installed library such as torch), or None if there is none."""
     own = [f for f in pasted_lines(text) if not any(part in f.file for part in _LIBRARY_PARTS)]
     return own[-1] if own else None
+
+
+# --- Which cause the traceback points to -------------------------------------
+
+# A GAN's losses, nets and optimisers as people name them (`G_loss`, `loss_D`, `errG`, `netD`,
+# `opt_G`, `losses['g']`, `self.manual_backward(g_loss)`), or a file named after one (`main_gan.py`).
+_GAN_NAMES = re.compile(
+    r"(?i)(?<![a-z0-9])(?:(?:[gd]|gen|dis|disc)_?loss|loss_?(?:[gd]|gen|dis|disc)|err_?[gd]|net_?[gd]"
+    r"|opt(?:imi[sz]er)?_?[gd]|generator|discriminator)(?![a-z0-9])|losses\[['\"][gd]['\"]\]")
+_GAN_FILE = re.compile(r"(?i)gan(?![a-z])")
+_RETAIN = re.compile(r"retain_graph\s{0,3}=\s{0,3}True")
+
+
+def traceback_signs(text: str) -> frozenset[str]:
+    """What the pasted traceback's own frames (not torch's or a library's) show about the cause:
+    "gan" (a generator's or discriminator's loss, net or optimiser, or a GAN's file) and
+    "retain_graph" (a backward that keeps its graph for another). Never raises."""
+    signs = set()
+    for frame in pasted_lines(text):
+        if any(part in frame.file for part in _LIBRARY_PARTS):
+            continue
+        code = frame.code.split("#", 1)[0]
+        name = re.split(r"[\\/]", frame.file)[-1]
+        if _GAN_NAMES.search(code) or _GAN_NAMES.search(frame.function) or _GAN_FILE.search(name):
+            signs.add("gan")
+        if _RETAIN.search(code):
+            signs.add("retain_graph")
+    return frozenset(signs)
+
+
+def ranked_causes(causes: tuple, kind: str, signs: frozenset[str]) -> tuple:
+    """`causes` (a kind's, most likely first) reordered by the traceback's signs: when the saved
+    tensor may be a weight, a GAN or a retained graph puts an optimizer step between forward and
+    backward first (and a carried state next, for a retained graph outside a GAN), and the blog's
+    re-initialisation last."""
+    if kind not in _WEIGHT_KINDS or not signs & {"gan", "retain_graph"}:
+        return causes
+    first = ("fresh_forward_after_step",) if "gan" in signs else ("fresh_forward_after_step", "carried_state")
+    rest = tuple(c for c in causes if c not in first and c != "detach_labels")
+    return first + rest + (("detach_labels",) if "detach_labels" in causes else ())

@@ -97,11 +97,19 @@ def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
     return rules[np.isfinite(rules["loss"]) & ((rules["loss"] > 0) if log_scale else True)]
 
 
+# A cell's label ("0.0012", bold) needs about this many pixels across; in
+# narrower cells (a phone's) it would overprint its neighbours, so it is not
+# drawn and the tooltip and the legend tell the loss.
+LABEL_MIN_CELL_PX = 64
+
+
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     """Final test loss of each sweep config as a heatmap over two axes, each
-    cell labelled with its loss in a colour that contrasts with it; a
-    diverged config (non-finite loss) is marked in words. A click selects a
-    cell (the point selection "cell", on the two axes' fields).
+    cell labelled with its loss in a colour that contrasts with it while the
+    cells are LABEL_MIN_CELL_PX wide; a diverged config (non-finite loss) is
+    marked in words. The colour legend lies below the grid, so on a phone
+    the grid keeps the width. A click selects a cell (the point selection
+    "cell", on the two axes' fields).
 
     Colour is the cell's rank among the finite losses (0 the lowest, 1 the
     highest), not the loss: on a log scale one cell at 5e-13 among losses near
@@ -118,14 +126,17 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     picked = alt.selection_point(name="cell", fields=[x, y], on="click")
     cells = base.mark_rect(cursor="pointer").encode(
         color=alt.Color("rank:Q", title="rank of final test MSE (0 lowest)",
-                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1])),
+                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
                  alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
     ).add_params(picked)
     # Reversed viridis runs from light yellow (low rank) to dark purple (high):
     # dark text on the lighter half, white on the darker.
-    labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
+    columns = max(1, table[x].nunique())
+    shown = alt.ExprRef(f"width / {columns} >= {LABEL_MIN_CELL_PX} ? 1 : 0")   # `width`: the plot's, as drawn
+    labels = base.mark_text(fontSize=13, fontWeight="bold", opacity=shown).encode(
         text=alt.Text("test_loss:Q", format=".2g"),
         color=alt.condition(alt.datum.rank > 0.5, alt.value("white"), alt.value("black")))
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(

@@ -7,11 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from fitlab.explain import decode
-from fitlab.explain.decode import freed_graph, own_line, pasted_lines
+from fitlab.explain.decode import freed_graph, is_transpose, own_line, pasted_lines, traceback_signs
 
 SECOND_BACKWARD = textwrap.dedent("""\
     import torch
@@ -85,3 +86,65 @@ def test_a_notebook_cell_and_ipythons_file_lines_are_read():
 def test_text_with_no_traceback_names_no_line():
     assert own_line("RuntimeError: one of the variables needed for gradient computation") is None
     assert pasted_lines(None) == () and own_line("") is None
+
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def fixture_traceback(name: str) -> str:
+    """What python prints when the fixture script `name` dies of the in-place error."""
+    done = subprocess.run([sys.executable, str(SCRIPTS / name)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and decode(done.stderr) is not None, done.stderr[-2000:]
+    return done.stderr
+
+
+@pytest.mark.slow  # runs the fixture scripts with python for their tracebacks
+def test_the_causes_are_ranked_by_the_tracebacks_own_lines():
+    # The same message pattern (a [n, 1] weight seen transposed, AsStrided) from three scripts:
+    # the blog's re-init first only where the traceback shows nothing else.
+    blog, gan, carried = (decode(fixture_traceback(f"{name}.py")) for name in ("blog_reinit", "gan_step", "gru_carry"))
+    assert {blog.kind, gan.kind, carried.kind} == {"transposed_weight"}
+    assert blog.causes[0] == "detach_labels"
+    assert gan.causes[0] == "fresh_forward_after_step" and gan.causes[-1] == "detach_labels"   # G_loss.backward()
+    assert carried.causes[:2] == ("fresh_forward_after_step", "carried_state")   # backward(retain_graph=True)
+    lightning = decode(fixture_traceback("lightning_gan.py"))   # self.manual_backward(g_loss)
+    assert lightning.causes[0] == "fresh_forward_after_step"
+    # The message alone has no traceback to read: the pattern's order.
+    assert decode(fixture_traceback("gan_step.py").splitlines()[-1]).causes[0] == "detach_labels"
+
+
+# A pre-1.10 traceback as torch 1.x printed it (tensor.py's backward, TBackward without the 0),
+# from a GAN's generator step; and its message under a file named after a GAN.
+OLD_GAN = textwrap.dedent("""\
+    Traceback (most recent call last):
+      File "train.py", line 182, in <module>
+        main()
+      File "train.py", line 140, in main
+        losses['g'].backward()
+      File "/opt/conda/lib/python3.6/site-packages/torch/tensor.py", line 198, in backward
+        torch.autograd.backward(self, gradient, retain_graph, create_graph)
+      File "/opt/conda/lib/python3.6/site-packages/torch/autograd/__init__.py", line 100, in backward
+        allow_unreachable=True)  # allow_unreachable flag
+""") + (
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [torch.cuda.FloatTensor [64, 1]], which is output 0 of TBackward, is at version 2; expected "
+    "version 1 instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+    "gradient, with torch.autograd.set_detect_anomaly(True).")
+
+
+def test_an_old_gans_traceback_ranks_the_step_first_and_names_the_transpose():
+    facts = decode(OLD_GAN)
+    assert (facts.producer, facts.producer_name, facts.kind) == ("T", "TBackward", "transposed_weight")
+    assert traceback_signs(OLD_GAN) == {"gan"} and facts.causes[0] == "fresh_forward_after_step"
+    assert is_transpose(facts.producer) and not is_transpose("AsStrided") and not is_transpose(None)
+    # Torch's own frames say nothing: `retain_graph` in tensor.py's line is not the user's.
+    plain = OLD_GAN.replace("losses['g'].backward()", "loss.backward()")
+    assert traceback_signs(plain) == frozenset() and decode(plain).causes[0] == "detach_labels"
+    assert traceback_signs(plain.replace('"train.py"', '"main_gan.py"')) == {"gan"}
+    # Old node names without the 0: each normalised to its op and kind.
+    for printed, kind in (("ReluBackward", "activation_output"), ("SliceBackward", "index_view"),
+                          ("TransposeBackward", "transposed_weight"), ("AddmmBackward", "other")):
+        facts = decode(OLD_GAN.replace("TBackward", printed))
+        assert facts.producer_name == printed and facts.kind == kind, (printed, facts)
+    # An activation's output is no weight: a GAN's step does not move an in-place module down.
+    assert decode(OLD_GAN.replace("TBackward", "LeakyReluBackward")).causes[0] == "inplace_module"

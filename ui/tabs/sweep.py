@@ -19,6 +19,15 @@ from ui.words import FIELD_LABELS, over_budget_message, stops_in_words
 
 KEYS = TabKeys("sweep")
 HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
+FRESH = "sweep_fresh"      # set by the run that trained the sweep: its result is scrolled into view
+LOADED = "sweep_loaded"    # the cell last loaded as the current run, as {axis: value}
+
+# A finished sweep's result is below the controls and the axes' notes, off
+# the screen: the run that trained it scrolls it into view, once.
+_SCROLL_TO_RESULT = """<script>
+requestAnimationFrame(() => requestAnimationFrame(() =>
+  document.querySelector(".st-key-sweep_result")?.scrollIntoView({block: "start"})));
+</script>"""
 
 DEFAULT_VALUES = {"lr": "0.001, 0.003, 0.01, 0.03, 0.1",
                   "seed": "0, 1, 2, 3",
@@ -76,7 +85,10 @@ def sweep_section(config: Config, shown: bool = True) -> None:
         _train_sweep(config, x, y, texts)
     result = st.session_state.get("sweep_result")
     if result is not None:
-        _show(*result)
+        with st.container(key="sweep_result"):
+            _show(*result)
+            if st.session_state.pop(FRESH, False):
+                st.html(_SCROLL_TO_RESULT, unsafe_allow_javascript=True)
 
 
 def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
@@ -107,25 +119,44 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         st.text(str(exc))
         return
     st.session_state["sweep_result"] = (config, x, y, final_losses(results, [x, y]))
+    st.session_state[FRESH] = True
+    st.session_state.pop(LOADED, None)
 
 
 def _show(base: Config, x: str, y: str, table) -> None:
     """The heatmap of a finished sweep; a click on a cell, or the picker
     below it, loads that cell as the current run."""
     st.subheader(f"Final test MSE by {x} and {y}")
-    st.caption(f"{sweep_settings(base, x, y)} Each cell is labelled with its "
-               "loss and coloured by its rank among the cells, so one far lower or higher cell leaves "
-               "the others apart. Click a cell to open it as the current run.")
+    st.caption(f"{sweep_settings(base, x, y)} Each cell is coloured by its rank among the cells, so one "
+               "far lower or higher cell leaves the others apart, and labelled with its loss where the cells "
+               "are wide enough (on a phone the CSV below has every loss). Click a cell to open it as the "
+               "current run.")
+    loaded = st.session_state.get(LOADED)
+    if loaded is not None:
+        st.caption(f"Loaded as the current run: {cell_settings(loaded)} (its Training tab).")
     cells = table[[x, y]].to_dict("records")
     st.altair_chart(sweep_heatmap(table, x, y), width="stretch", key=HEATMAP,
                     on_select=partial(_load_clicked, base, cells), selection_mode="cell")
     pick, load = st.columns([3, 1], vertical_alignment="bottom")
     cell = pick.selectbox("Cell", cells, key=KEYS("cell"),
-                          format_func=lambda c: ", ".join(f"{k}={v}" for k, v in c.items()))
+                          format_func=cell_settings)
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
     st.download_button("Download the sweep (CSV)", data=table.to_csv(index=False, na_rep="nan"),
                        file_name=download_name("sweep", base, x, "by", y, leave_out=(x, y)), mime="text/csv",
                        key="download_sweep", on_click="ignore")
+
+
+def cell_settings(cell: dict) -> str:
+    """A cell's settings as the page names them: "lr=0.03, seed=3" (its values are numbers)."""
+    return ", ".join(f"{k}={v:g}" for k, v in cell.items())
+
+
+def opened_from_sweep(config: Config) -> None:
+    """On the Training tab, one line naming the sweep cell the current run was
+    loaded from, while the run still has that cell's settings."""
+    loaded = st.session_state.get(LOADED)
+    if loaded is not None and all(getattr(config, k) == v for k, v in loaded.items()):
+        st.caption(f"Loaded from the sweep: {cell_settings(loaded)}; the other settings as the sweep had them.")
 
 
 def _load_clicked(base: Config, cells: list[dict]) -> None:
@@ -146,4 +177,5 @@ def _load(base: Config, cell: dict) -> None:
     for key, value in {**base.as_dict(), **cell}.items():
         if key in st.session_state:
             st.session_state[key] = value
+    st.session_state[LOADED] = dict(cell)
     st.session_state["view"] = "Training"

@@ -326,22 +326,29 @@ def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
     return styler
 
 
+# Streamlit's grid rows are 35 px; a table this many rows high shows the
+# default width's 11 rows whole, and scrolls for wider nets.
+ROW_PX, MAX_ROWS_SHOWN = 35, 16
+
+
 def parameter_tables(run: Run) -> None:
-    """Teacher and student parameters side by side, each layer as its matrix
-    (rows: output units; columns: inputs, then the bias), coloured on one
-    scale for both."""
+    """Teacher and student parameters, one above the other, each layer as
+    its matrix (rows: output units; columns: inputs, then the bias),
+    coloured on one scale for both. Stacked, each has the page's width: at
+    1400 px side by side showed 5 of the default's 11 columns."""
     teacher, student, bound = parameter_matrices(run.config, run)
-    left, right = st.container(key="parameter_tables").columns(2)
-    with left:
+    height = ROW_PX * (min(len(teacher), MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
+    with st.container(key="parameter_tables"):
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
         marshalled.dataframe((run.config, "teacher"), lambda: _styled_matrix(
-            run.teacher_params, teacher, bound, lambda: padding(run.config, "teacher", run.teacher_params)))
-    with right:
+            run.teacher_params, teacher, bound, lambda: padding(run.config, "teacher", run.teacher_params)),
+            height=height)
         st.subheader("Student")
         st.caption(student_caption(run))
         marshalled.dataframe((run.config, "student"), lambda: _styled_matrix(
-            run.student_params, student, bound, lambda: padding(run.config, "student", run.student_params)))
+            run.student_params, student, bound, lambda: padding(run.config, "student", run.student_params)),
+            height=height)
     st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
 
 
