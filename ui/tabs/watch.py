@@ -30,6 +30,7 @@ from fitlab.figures.watch_weights import (
 )
 from fitlab.run import Run
 from ui.charts import spec
+from ui.phone import PHONE
 
 # The player's HTML, CSS and JavaScript, a %-template: only its own code and
 # numbers from the run go in, nothing a user typed.
@@ -53,7 +54,7 @@ def player_html(run: Run, scope: str = "watch") -> str:
     steps = {b - a for a, b in zip(epochs, epochs[1:])}
     step = steps.pop() if len(steps) == 1 else 1
     return PLAYER % {"epochs": json.dumps(epochs), "scale": frame_scale(run.frames, last), "tick": tick,
-                     "last": last, "step": step, "scope": scope}
+                     "last": last, "step": step, "scope": scope, "phone": PHONE}
 
 
 def _percent(share: float) -> str:
