@@ -1,6 +1,6 @@
 """The page at phone size (390 px wide), and the layout rules Streamlit does
-not apply by itself at any size, as CSS drawn once per run (st.html with only a style adds
-no space to the page)."""
+not apply by itself at any size, as CSS drawn once per run, in an element
+that hides itself."""
 
 from __future__ import annotations
 
@@ -74,9 +74,19 @@ def result_in_view() -> None:
     st.sidebar.html(_RESULT_IN_VIEW % {"phone": PHONE, "result": json.dumps(RESULT)}, unsafe_allow_javascript=True)
 
 
+# The style goes in by st.markdown, not st.html: the browser draws st.html
+# from code it fetches on first use, which on a busy server came 1.4 s after
+# the page's first run had finished, the sidebar's toggle 28 px till then;
+# markdown's code comes with the page. Its element hides itself (a hidden
+# style still applies), so it adds no space.
+_SELF = ('[data-testid="stElementContainer"]:has(> [data-testid="stMarkdown"] .fitlab-page-style) '
+         '{ display: none; }')
+
+
 def narrow_screen_style() -> None:
     """The page's CSS for narrow screens; call once per run."""
-    st.html(f"<style>{_TABS} {_TOP} {_WIDE_HIDES} {_TOOLBAR_ROOM} {_TARGETS}</style>")
+    st.markdown(f'<style class="fitlab-page-style">{_SELF} {_TABS} {_TOP} {_WIDE_HIDES} {_TOOLBAR_ROOM} '
+                f"{_TARGETS}</style>", unsafe_allow_html=True)
 
 
 def stacked_table_style(key: str, columns: list[str]) -> None:
