@@ -16,10 +16,12 @@ from fitlab.explain.decode import MAX_CHARS, freed_graph, is_transpose, own_line
 KEY = "decode_message"
 
 EXPLAIN_COMMAND = "python -m fitlab.explain your_script.py"
-# The repository named as the README names it (its "Find the line in your own script"): one line to copy.
-INSTALL_COMMAND = 'python -m pip install "git+<this repository\'s URL>"'
-INSTALL_NOTE = ("Install the command in one line, beside the torch you have (or `python -m pip install .` in "
-                "a checkout of fitlab); then `fitlab-explain your_script.py` runs it:")
+# The README's install (its "Find the line in your own script"), one line to copy: fitlab has
+# no public address to name, so the line is the one run in the repository's folder.
+INSTALL_COMMAND = "python -m pip install ."
+INSTALL_NOTE = ("Install the command beside the torch you have: in the folder of fitlab's repository (the "
+                "one holding its README.md and pyproject.toml), run this line; then "
+                "`fitlab-explain your_script.py` runs your script:")
 
 EMPTY = ("The box is empty. Paste torch's error: its `RuntimeError: one of the variables needed for "
          "gradient computation has been modified by an inplace operation …` line, or better the whole "
