@@ -11,6 +11,7 @@ carries its widgets' values over while it is closed.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -50,10 +51,42 @@ def job_gate() -> JobGate:
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
 
 
+class Permits:
+    """`count` permits, handed out in the order they were asked for. A
+    semaphore lets a newcomer take a permit released to a thread that waited
+    before it; here a released permit goes to the longest waiter, so with
+    200 pages queued the first to come are drawn first, and the median page
+    is done at about half the crowd's time, not near its end."""
+
+    def __init__(self, count: int):
+        self._free = count
+        self._lock = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()
+
+    def acquire(self) -> None:
+        """Take a permit, waiting behind everyone who asked before."""
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        turn.acquire()  # release() hands the permit over by releasing it
+
+    def release(self) -> None:
+        """Give a permit back: to the longest waiter, if any."""
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().release()
+            else:
+                self._free += 1
+
+
 @st.cache_resource
-def draw_gate() -> threading.Semaphore:
+def draw_gate() -> Permits:
     """The server's permits to draw a page, shared by every session."""
-    return threading.Semaphore(DRAWING_AT_ONCE)
+    return Permits(DRAWING_AT_ONCE)
 
 
 @contextmanager
