@@ -152,3 +152,24 @@ def test_permits_go_in_the_order_they_were_asked_for():
     permits.release()
     assert order == list(range(7))
     assert permits._free == 2 and not permits._waiting
+
+
+def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
+    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits.acquire()
+
+    def page(name: str, after_job: bool):
+        permits.acquire(after_job=after_job)
+        with lock:
+            order.append(name)
+        permits.release()
+
+    threads = []
+    for name, after_job in (("trained 1", True), ("cached 1", False), ("trained 2", True), ("cached 2", False)):
+        threads.append(threading.Thread(target=page, args=(name, after_job), daemon=True))
+        threads[-1].start()
+        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == len(threads))
+    permits.release()
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert order == ["cached 1", "cached 2", "trained 1", "trained 2"]
