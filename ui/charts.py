@@ -5,9 +5,9 @@ rerun of the page draws several. A chart drawn from one run with one set of
 options never changes, so its message (Streamlit's VegaLiteChart, made as
 `st.vega_lite_chart` makes it) is built on its first draw and sent again as
 it is: given a table, `st.vega_lite_chart` converts it through pandas to
-Arrow and serialises and rewrites the spec's JSON on every draw, and the
-first screen's pictures (the loss chart, the watch view's glance) were most
-of what a cached page run still cost (figures in
+Arrow and serialises and rewrites the spec's JSON on every draw: for the
+first screen's pictures (the loss chart, the watch view's glance) about a
+tenth of a cached page run's server CPU (figures in
 docs/measurements/robustness.md). The Watch it learn tab's six pictures (a
 dict of specs, `spec`) keep their tables: converted once as well, they
 reached the browser right behind the loss chart and were drawn with it, so
