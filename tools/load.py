@@ -33,6 +33,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tools.server import free_port, health_seconds, start_server, stop_server, wait_healthy
+from ui.warmup import LESSON_AFTER_PAGE_SECONDS
 
 # Costly but allowed (each under the 8 s budget): width-256 runs, distinct
 # by seed so none is cached, and lessons (the replay, the script in a worker,
@@ -110,10 +111,15 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 2.0, patience: float = 180) -> None:
+def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 3.0, patience: float = 180) -> None:
     """Wait until `pid`'s tree has used under `quiet` of a core over
     `seconds`: the servers' warm-ups done (their lesson run, a worker
-    started, its first script), as on a server up before the class."""
+    started, its first script), as on a server up before the class. Call
+    it after a first page on every replica: a warm-up waits
+    LESSON_AFTER_PAGE_SECONDS, quiet, before its lesson run, so the quiet
+    is looked for only after that (a lecture began during the wait, and its
+    first students met the replicas importing torch._dynamo)."""
+    time.sleep(LESSON_AFTER_PAGE_SECONDS + 1)
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
         before = tree_cpu_seconds(pid)
@@ -327,6 +333,8 @@ class Lecture:
     rss_peak: float
     dropped: int = 0
     cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: wall, the servers' CPU, this process's
+    pages_cpu: tuple[float, float] = (0.0, 0.0)  # seconds until every page had finished: wall, the servers' CPU
+    load: tuple[float, float] = (0.0, 0.0)  # the machine's 1-minute load average as it began and ended
 
     def charts(self) -> list[float | None]:
         return [s.link.chart for s in self.students]
@@ -354,6 +362,10 @@ class Lecture:
             f"at most (+{self.rss_peak - self.rss_before:.0f})",
             f"over {self.cpu[0]:.1f} s: the servers used {self.cpu[1]:.1f} CPU s, this load generator "
             f"{self.cpu[2]:.1f} CPU s (the machine has {os.cpu_count()} cores)",
+            f"until every page had finished ({self.pages_cpu[0]:.1f} s): the servers used "
+            f"{self.pages_cpu[1]:.1f} CPU s, {1000 * self.pages_cpu[1] / len(self.students):.0f} ms a page, "
+            f"{self.pages_cpu[1] / max(self.pages_cpu[0], 1e-9):.2f} of a core on average",
+            f"the machine's load average: {self.load[0]:.1f} as it began, {self.load[1]:.1f} as it ended",
         ]
 
 
@@ -382,6 +394,7 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
     rss_before = tree_resident_mib(pid)
     peak = rss_before
     began, servers_cpu, own_cpu = time.monotonic(), tree_cpu_seconds(pid), time.process_time()
+    load_began = os.getloadavg()[0]
     move, stop, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
     crowd = [Student(Heard(LECTURE_LINK)) for _ in range(students)]
     heavies = [HEAVY_RUN.format(i=1000 + i) for i in range(movers)]
@@ -411,6 +424,7 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         deadline = time.monotonic() + patience
         while any(s.link.finished is None for s in crowd) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
+        pages_cpu = (time.monotonic() - began, tree_cpu_seconds(pid) - servers_cpu)
         move.set()
         await asyncio.sleep(late_after)
         late = Student(Heard(LECTURE_LINK))
@@ -435,7 +449,8 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
         await checker.wait()
     dropped = sum(isinstance(e, Exception) for e in ended)  # a websocket closed under a student
     cpu = (time.monotonic() - began, tree_cpu_seconds(pid) - servers_cpu, time.process_time() - own_cpu)
-    return Lecture(crowd, late.link, health, rss_before, peak, dropped, cpu)
+    return Lecture(crowd, late.link, health, rss_before, peak, dropped, cpu, pages_cpu,
+                   (load_began, os.getloadavg()[0]))
 
 
 async def _late(ws_url: str, me: Student) -> None:
@@ -454,7 +469,8 @@ async def visitors_at_once(url: str, count: int) -> list[Heard]:
 
 def lecture_on_replicas(port: int, replicas: int) -> Lecture:
     """`python -m tools.serve` on 127.0.0.1:`port` with `replicas`, the
-    teacher's own default page (each replica warmed), then a lecture."""
+    teacher's own default page on each replica, their warm-ups done, then a
+    lecture."""
     from tools.serve import start_serve, wait_serving
 
     with tempfile.TemporaryDirectory() as folder:
@@ -462,20 +478,24 @@ def lecture_on_replicas(port: int, replicas: int) -> Lecture:
         with log_path.open("w") as log:
             serve = start_serve(port, replicas, log)
             try:
-                wait_serving(log_path, serve)
-                url = f"http://127.0.0.1:{port}"
-                asyncio.run(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
-                wait_quiet(serve.pid)
-                return asyncio.run(lecture(url, serve.pid))
+                ports, _ = wait_serving(log_path, serve)
+                warm_replicas(list(ports), serve.pid)
+                return asyncio.run(lecture(f"http://127.0.0.1:{port}", serve.pid))
             finally:
                 stop_server(serve, 60)
 
 
-async def teachers_pages(ws_url: str, count: int = 6) -> None:
-    """A few default pages first, spread over the replicas: each has drawn
-    its page once, and its warm-up goes on to the lesson (see wait_quiet)."""
-    await asyncio.wait_for(asyncio.gather(*(session(ws_url, "", Heard(""), until="chart")
-                                            for _ in range(count))), 120)
+def warm_replicas(ports: list[int], pid: int) -> None:
+    """The teacher's default page on each replica (on 127.0.0.1:`ports`,
+    asked directly: through the proxy a few pages may all hash to one), then
+    wait until `pid`'s tree is quiet: every warm-up done, as on a server up
+    before the lecture."""
+    async def pages():
+        await asyncio.wait_for(asyncio.gather(*(
+            session(f"ws://127.0.0.1:{p}/_stcore/stream", "", Heard(""), until="chart") for p in ports)), 120)
+
+    asyncio.run(pages())
+    wait_quiet(pid)
 
 
 def spread(values: list[float]) -> str:

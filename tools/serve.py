@@ -63,7 +63,9 @@ def wait_serving(log_path: Path, serve: subprocess.Popen, seconds: float = 180) 
 def nginx_config(listen: str, upstreams: list[str], prefix: Path) -> str:
     """deploy/nginx.conf with its placeholders filled in."""
     servers = "\n        ".join(f"server {u} max_fails=1 fail_timeout=10s;" for u in upstreams)
+    health = "\n        ".join(f"server {u} max_fails=0;" for u in upstreams)
     return (CONFIG.read_text().replace("@LISTEN@", listen).replace("@UPSTREAMS@", servers)
+            .replace("@HEALTH_UPSTREAMS@", health)
             .replace("@PREFIX@", str(prefix)))
 
 

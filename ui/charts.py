@@ -2,69 +2,96 @@
 
 Building an Altair chart and validating its spec is slow next to a rerun, and every
 rerun of the page draws several. A chart drawn from one run with one set of
-options never changes, so its spec is built once and drawn as Vega-Lite.
-
-A spec made here keeps its data sets as the Arrow bytes Streamlit sends:
-given a table (or Altair's rows), `st.vega_lite_chart` converts it through
-pandas to Arrow on every draw; bytes it sends as they are. The watch view's
-pictures (ui/tabs/watch.py, a dict of specs) keep their tables: converted
-once as well, they reached the browser right behind the loss chart and were
-drawn with it, so the loss chart came later (figures in docs/measurements/browser.md).
+options never changes, so its message (Streamlit's VegaLiteChart, made as
+`st.vega_lite_chart` makes it) is built on its first draw and sent again as
+it is: given a table, `st.vega_lite_chart` converts it through pandas to
+Arrow and serialises and rewrites the spec's JSON on every draw: for the
+first screen's pictures (the loss chart, the watch view's glance) about a
+tenth of a cached page run's server CPU (figures in
+docs/measurements/robustness.md). The Watch it learn tab's six pictures (a
+dict of specs, `spec`) keep their tables: converted once as well, they
+reached the browser right behind the loss chart and were drawn with it, so
+the loss chart came later (figures in docs/measurements/browser.md).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import altair as alt
 import streamlit as st
-from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+from streamlit.elements.lib.layout_utils import LayoutConfig
+from streamlit.elements.vega_charts import _marshall_chart_data, _prepare_vega_lite_spec, _stabilize_vega_json_spec
+from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 
 MAX_SPECS = 256
 _specs: OrderedDict[tuple, dict] = OrderedDict()
+_messages: OrderedDict[Hashable, VegaLiteChart] = OrderedDict()
 _lock = threading.Lock()
 
 
 def draw(build: Callable[..., alt.TopLevelMixin], key: Hashable, *args) -> None:
     """Draw build(*args), full width. `key` must determine the chart (say,
-    the run's Config and the chart's options): the spec is built on the first
-    draw of (build, key) and reused, by every session, afterwards."""
-    st.vega_lite_chart(spec(build, key, *args), width="stretch")
+    the run's Config and the chart's options): its message is built on the
+    first draw of (build, key) and reused, by every session, afterwards."""
+    kept((build.__module__, build.__qualname__, key), lambda: _as_dict(build(*args)))
+
+
+def kept(key: Hashable, make: Callable[[], dict]) -> None:
+    """st.vega_lite_chart(make(), width="stretch"), its message built on the
+    first draw of `key` and sent as it is afterwards: `key` must determine
+    the spec."""
+    with _lock:
+        found = _messages.get(key)
+        if found is not None:
+            _messages.move_to_end(key)
+    if found is None:
+        found = message(make())
+        with _lock:
+            _messages[key] = found
+            while len(_messages) > MAX_SPECS:
+                _messages.popitem(last=False)
+    # The message is copied into the page's delta: the kept one stays as built.
+    st._main._enqueue("vega_lite_chart", found, layout_config=LayoutConfig(width="stretch", height="content"))
+
+
+def message(spec: dict) -> VegaLiteChart:
+    """The VegaLiteChart proto st.vega_lite_chart(spec, width="stretch")
+    sends (no selections, Streamlit's theme), read only."""
+    proto = VegaLiteChart()
+    spec = _prepare_vega_lite_spec(spec, True)
+    _marshall_chart_data(proto, spec, None)
+    proto.spec = _stabilize_vega_json_spec(json.dumps(spec))
+    proto.theme = "streamlit"
+    return proto
+
+
+def _as_dict(chart: alt.TopLevelMixin | dict) -> dict:
+    return chart if isinstance(chart, dict) else chart.to_dict()
 
 
 def forget() -> None:
-    """Forget every memoised spec (a benchmark's fresh start)."""
+    """Forget every memoised spec and message (a benchmark's fresh start)."""
     with _lock:
         _specs.clear()
+        _messages.clear()
 
 
 def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -> dict:
     """The Vega-Lite spec of build(*args) (an Altair chart, or a spec
-    already made a dict), memoised on (build, key), its data sets as Arrow
-    bytes (read them with pyarrow.ipc.open_stream)."""
+    already made a dict, its data sets tables), memoised on (build, key)."""
     memo_key = (build.__module__, build.__qualname__, key)
     with _lock:
         found = _specs.get(memo_key)
         if found is not None:
             _specs.move_to_end(memo_key)
             return found
-    built = build(*args)
-    if not isinstance(built, dict):
-        built = built.to_dict()
-    built = sendable(built)
+    built = _as_dict(build(*args))
     with _lock:
         _specs[memo_key] = built
         while len(_specs) > MAX_SPECS:
             _specs.popitem(last=False)
     return built
-
-
-def sendable(spec: dict) -> dict:
-    """`spec` with its data sets (tables, or Altair's rows) as the Arrow
-    bytes Streamlit sends."""
-    if "datasets" not in spec:
-        return spec
-    return {**spec, "datasets": {name: data if isinstance(data, bytes) else convert_anything_to_arrow_bytes(data)
-                                 for name, data in spec["datasets"].items()}}

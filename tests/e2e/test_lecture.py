@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import lecture, teachers_pages, wait_quiet
+from tools.load import lecture, warm_replicas
 from tools.load import told as told_at
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, stop_server
@@ -50,8 +50,8 @@ def hall(tmp_path_factory):
             replicas, _ = wait_serving(log_path, serve)
             # The teacher's own page first, on a server up before the class
             # comes in: the replicas' warm-ups done.
-            run_apart(teachers_pages(url.replace("http://", "ws://") + "/_stcore/stream"))
-            wait_quiet(serve.pid)
+            with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
+                pool.submit(warm_replicas, list(replicas), serve.pid).result()
             figures = run_apart(lecture(url, serve.pid, STUDENTS, MOVERS))
         finally:
             stop_server(serve, 60)

@@ -1,13 +1,13 @@
 """The page's charts carry the run's own data. A chart drawn through
-ui.charts.draw has its data made into Arrow once and sent as it is on every
-later view; the watch view's pictures keep their tables, converted as they
-are drawn (ui/charts.py says why)."""
+ui.charts (the loss chart, the first screen's glance) has its message, its
+data made into Arrow, built once and sent as it is on every later view; the
+Watch it learn tab's pictures keep their tables, converted as they are drawn
+(ui/charts.py says why)."""
 
 from __future__ import annotations
 
 import json
 import types
-from collections import Counter
 
 import pandas as pd
 import pyarrow as pa
@@ -30,23 +30,19 @@ CONFIG = Config(width=6, epochs=12, lr=0.03)
 
 @pytest.fixture
 def conversions(monkeypatch):
-    """Arrow conversions of chart data, by who made them: this page ("page")
-    or Streamlit while drawing a chart ("streamlit")."""
+    """How many chart data sets Streamlit has converted to Arrow so far: [count]."""
     st.cache_data.clear()
     st.cache_resource.clear()
     charts.forget()
-    calls = Counter()
-
-    def counted(who, real):
-        def convert(data, *args, **kwargs):
-            calls[who] += 1
-            return real(data, *args, **kwargs)
-        return convert
-
+    calls = [0]
     real = dataframe_util.convert_anything_to_arrow_bytes
-    monkeypatch.setattr(charts, "convert_anything_to_arrow_bytes", counted("page", real))
+
+    def convert(data, *args, **kwargs):
+        calls[0] += 1
+        return real(data, *args, **kwargs)
+
     streamlits = types.SimpleNamespace(**vars(dataframe_util))
-    streamlits.convert_anything_to_arrow_bytes = counted("streamlit", real)
+    streamlits.convert_anything_to_arrow_bytes = convert
     monkeypatch.setattr(vega_charts, "dataframe_util", streamlits)
     yield calls
     charts.forget()
@@ -72,19 +68,41 @@ def watch_datasets(at: AppTest) -> int:
                if any(p.get("name") == "epoch" for p in json.loads(c.proto.spec).get("params", [])))
 
 
-def test_the_loss_charts_data_is_converted_once_the_pictures_as_they_are_drawn(conversions):
+def test_the_first_screens_charts_are_converted_once_the_pictures_as_they_are_drawn(conversions):
     first = view()
-    made, drawn = conversions["page"], conversions["streamlit"]
-    # The pictures' data is converted as drawn: the first screen's on the Training tab the page
-    # opens on, then Watch it learn's.
-    glance = drawn - watch_datasets(first)
-    assert made >= 1 and watch_datasets(first) > 0
+    kept = conversions[0] - watch_datasets(first)  # the loss chart's and the glance's, made once
+    assert kept >= 3 and watch_datasets(first) > 0
     first.run()
     later = view()
-    assert conversions["page"] == made   # a rerun and another session: the loss chart's data as it was
-    assert conversions["streamlit"] == drawn + watch_datasets(first) + glance + watch_datasets(later)
-    assert glance == watch_datasets(run_page(120, **QUERY)) > 0
+    # A rerun and another session: the first screen's messages as they were, Watch it learn's drawn anew.
+    assert conversions[0] == kept + watch_datasets(first) + watch_datasets(first) + watch_datasets(later)
+    before = conversions[0]
+    again = run_page(120, **QUERY)  # the Training tab: the loss chart and the glance
+    assert not again.exception and len(again.get("vega_lite_chart")) == 3 and conversions[0] == before
     assert sent(later).keys() == sent(first).keys()
+    assert [c.proto for c in again.get("vega_lite_chart")] == [c.proto for c in run_page(120, **QUERY).get(
+        "vega_lite_chart")]
+
+
+def test_a_kept_message_is_st_vega_lite_charts():
+    at = AppTest.from_function(both_ways).run()
+    assert not at.exception
+    direct, kept = (c.proto for c in at.get("vega_lite_chart"))
+    assert kept == direct and kept.datasets and json.loads(kept.spec)["height"] == 125
+
+
+def both_ways():
+    import pandas as pd
+    import streamlit as st
+
+    from ui import charts
+
+    spec = {"datasets": {"rows": pd.DataFrame({"epoch": [0, 1, 2], "loss": [1.0, 0.5, float("nan")]})},
+            "data": {"name": "rows"}, "mark": "line", "height": 125,
+            "encoding": {"x": {"field": "epoch", "type": "quantitative"},
+                         "y": {"field": "loss", "type": "quantitative"}}}
+    st.vega_lite_chart(spec, width="stretch")
+    charts.kept(("a chart", 1), lambda: spec)
 
 
 def test_the_charts_send_the_runs_own_numbers(conversions):

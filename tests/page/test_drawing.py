@@ -1,6 +1,7 @@
 """The server's drawing permits (ui.state.drawing): at most DRAWING_AT_ONCE
-page runs draw at once, and a page run waiting for, or running, a heavy job
-holds none, so it never keeps a cached page from being drawn."""
+page runs draw at once, in the order they came, and a page run waiting for,
+or running, a heavy job holds none, so it never keeps a cached page from
+being drawn."""
 
 from __future__ import annotations
 
@@ -124,3 +125,51 @@ class Silent:
 
     def empty(self):
         return self
+
+
+def test_permits_go_in_the_order_they_were_asked_for():
+    permits, order, lock = state.Permits(2), [], threading.Lock()
+    permits.acquire()
+    permits.acquire()
+
+    def page(i: int):
+        permits.acquire()
+        with lock:
+            order.append(i)
+        permits.release()
+
+    waiting = []
+    for i in range(6):
+        waiting.append(threading.Thread(target=page, args=(i,), daemon=True))
+        waiting[-1].start()
+        wait_until(lambda: len(permits._waiting) == i + 1)
+    permits.release()
+    # A newcomer while the line drains takes its place at the end.
+    late = threading.Thread(target=page, args=(6,), daemon=True)
+    late.start()
+    for thread in [*waiting, late]:
+        thread.join(PATIENCE)
+    permits.release()
+    assert order == list(range(7))
+    assert permits._free == 2 and not permits._waiting
+
+
+def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
+    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits.acquire()
+
+    def page(name: str, after_job: bool):
+        permits.acquire(after_job=after_job)
+        with lock:
+            order.append(name)
+        permits.release()
+
+    threads = []
+    for name, after_job in (("trained 1", True), ("cached 1", False), ("trained 2", True), ("cached 2", False)):
+        threads.append(threading.Thread(target=page, args=(name, after_job), daemon=True))
+        threads[-1].start()
+        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == len(threads))
+    permits.release()
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert order == ["cached 1", "cached 2", "trained 1", "trained 2"]

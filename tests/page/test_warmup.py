@@ -91,3 +91,22 @@ def test_the_warm_up_imports_every_module_the_page_imports():
     page = {node.module for node in ast.walk(tree)
             if isinstance(node, ast.ImportFrom) and node.module.startswith("ui.") and node.module != "ui.warmup"}
     assert page and page == set(warmup.PAGE_MODULES)
+
+
+def test_the_server_hands_the_interpreter_over_within_half_a_millisecond(monkeypatch):
+    import asyncio
+
+    started = []
+    monkeypatch.setattr(warmup, "warm", lambda: started.append(True))
+    before = sys.getswitchinterval()
+
+    async def serve():
+        async with warmup.warm_up(None):
+            return sys.getswitchinterval()
+
+    try:
+        assert asyncio.run(serve()) == pytest.approx(warmup.SWITCH_INTERVAL) and warmup.SWITCH_INTERVAL < before
+        time.sleep(0.1)
+        assert started == [True]
+    finally:
+        sys.setswitchinterval(before)
