@@ -61,8 +61,8 @@ class Permits:
     A page run coming back from a heavy job it ran (its run trained) asks with
     `after_job`: it waits behind every page run that has not had one. Its
     first draw of a fresh run is seconds of work, a cached page's tens of
-    milliseconds: after 40 students moved to width-256 runs, a late student
-    on the cached link waited 13-29 s in line behind their first draws."""
+    milliseconds: after a class moved to heavy runs of their own, a late
+    student on the cached link waited in line behind their first draws."""
 
     def __init__(self, count: int):
         self._free = count

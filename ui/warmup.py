@@ -38,12 +38,8 @@ _page_ran = threading.Event()
 # How long a thread may hold the interpreter while another waits for it
 # (Python's default: 5 ms). The server's event loop gives the interpreter up
 # at every socket call and waits this long to get it back from a page run
-# that is drawing, so with 100 sessions on a replica the loop sent a few
-# hundred messages a second and a health check waited behind them for
-# seconds. At 0.5 ms, 100 cached pages on one server (health asked every
-# 0.25 s, load average 7-9): health at most 0.19-0.47 s against 1.1-1.9 s,
-# the median chart 1.5-2.6 s against 2.9-8.8 s, the CPU per page the same
-# (docs/measurements/robustness.md).
+# that is drawing: with a class on a replica, a health check waited behind
+# hundreds of such hand-offs (figures: docs/measurements/robustness.md).
 SWITCH_INTERVAL = 0.0005
 
 
