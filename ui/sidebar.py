@@ -95,6 +95,30 @@ def _lr_box(draw: Callable[..., object]) -> object:
 HOOKS = {"lr": _lr_box}
 
 
+def widget_for(declared: Setting, values: dict) -> Callable[..., object]:
+    """The Streamlit widget that draws `declared` (the module's docstring
+    says which and why), given the settings read so far in `values`."""
+    if declared.kind == "bool":
+        return st.checkbox
+    if declared.kind == "choice":
+        return st.radio
+    if declared.stops:
+        return st.select_slider
+    if declared.kind == "float":
+        return st.number_input
+    low, high = declared.bounds_given(values)
+    follows_a_widget = declared.at_most is not None and declared.at_most[0] in SIDEBAR_FIELDS
+    return st.number_input if high - low > SLIDER_MAX_SPAN or follows_a_widget else st.slider
+
+
+def slid_settings() -> frozenset[str]:
+    """The settings drawn as a slider: a thumb that the arrow keys or a drag
+    move through the values on the way to the one chosen."""
+    defaults = {name: declared.default for name, declared in SETTINGS.items()}
+    return frozenset(field for field in SIDEBAR_FIELDS
+                     if widget_for(SETTINGS[field], defaults) in (st.slider, st.select_slider))
+
+
 def draw_setting(declared: Setting, values: dict) -> object:
     """Draw `declared`'s widget, bound to the URL, where the caller is, and
     return its value; `values` holds the settings read so far (and the
@@ -103,23 +127,22 @@ def draw_setting(declared: Setting, values: dict) -> object:
 
     def draw(**more) -> object:
         common = dict(key=declared.name, bind=URL, help=words.help, **more)
+        widget = widget_for(declared, values)
         # Widgets take their default as value= (not via session state): a bound
         # widget drops a URL value equal to its default, so the two must agree.
-        if declared.kind == "bool":
+        if widget is st.checkbox:
             return st.checkbox(words.label, value=declared.default, **common)
-        if declared.kind == "choice":
+        if widget is st.radio:
             return st.radio(words.label, declared.choices, index=declared.choices.index(declared.default),
                             horizontal=True, **common)
-        if declared.stops:
+        if widget is st.select_slider:
             return st.select_slider(words.label, declared.stops, value=declared.default, **common)
         low, high = declared.bounds_given(values)
         value = min(max(declared.default, low), high)
-        if declared.kind == "float":
-            return st.number_input(words.label, min_value=low, max_value=high, value=value, format="%g", **common)
-        follows_a_widget = declared.at_most is not None and declared.at_most[0] in SIDEBAR_FIELDS
-        if high - low > SLIDER_MAX_SPAN or follows_a_widget:
-            return st.number_input(words.label, min_value=low, max_value=high, value=value, step=1, **common)
-        return st.slider(words.label, low, high, value=value, **common)
+        if widget is st.slider:
+            return st.slider(words.label, low, high, value=value, **common)
+        step = {"format": "%g"} if declared.kind == "float" else {"step": 1}
+        return st.number_input(words.label, min_value=low, max_value=high, value=value, **step, **common)
 
     if declared.at_most is not None:  # its value follows a smaller bound
         high = declared.bounds_given(values)[1]

@@ -140,6 +140,15 @@ def rerun_after(page, action) -> None:
     _wait_for_the_rerun(page, finished)
 
 
+def chart_drawn_after(page, action) -> None:
+    """Do `action` (which makes the app rerun) and wait only until Vega has
+    drawn the loss chart anew, not for the run to end: a person who acts as
+    soon as the picture is there."""
+    page.evaluate(_WATCH_CHART)
+    action()
+    page.wait_for_function("() => window.fitlabDrawn")
+
+
 def timed_rerun(page, action) -> tuple[float, float]:
     """Do `action` (which makes the app rerun); return the seconds until Vega
     has drawn the loss chart anew, and until the run has ended."""

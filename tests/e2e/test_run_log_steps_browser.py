@@ -1,12 +1,12 @@
 """Stepping a slider with the arrow keys logs where it stopped, not each step
 on the way (fitlab.serving.runlog.RunLog's `settle`); a step the person stopped at
-stays."""
+stays. A number box's quick clicks are each a run of their own."""
 
 from __future__ import annotations
 
 import pytest
 
-from .browsing import expect, open_page, open_tab, rerun_after
+from .browsing import chart_drawn_after, expect, open_page, open_tab, rerun_after, sidebar_widget
 
 pytestmark = pytest.mark.browser
 
@@ -20,6 +20,17 @@ def logged_runs(page) -> list[str]:
         open_tab(page, "Compare runs", svg)
     expect(svg).to_have_count(1)
     return svg.locator(".role-legend-label text").all_text_contents()
+
+
+def test_quick_clicks_each_waiting_for_its_chart_are_all_in_compare(page, server):
+    open_page(page, server)
+    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+    box = page.get_by_role("spinbutton", name="Learning rate")
+    for lr in ("0.02", "0.05", "0.1"):        # the next click as soon as the chart is there
+        chart_drawn_after(page, step_up.click)
+        expect(box).to_have_value(lr)
+    # The 2 s rule for every setting logged two of four.
+    assert logged_runs(page) == ["#1 defaults", "#2 lr=0.02", "#3 lr=0.05", "#4 lr=0.1"]
 
 
 def test_arrow_key_steps_log_where_the_slider_stopped(page, server):

@@ -12,6 +12,7 @@ from fitlab.figures.tables import download_name
 from fitlab.run import Run
 from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
+from ui.sidebar import slid_settings
 from ui.state import TabKeys, run_cache
 from ui.words import FIELD_LABELS
 
@@ -22,8 +23,11 @@ PINNED = KEYS("pinned")
 
 def run_log() -> RunLog:
     """This session's run log, made on first use; a slider's steps passed
-    through with the arrow keys are not kept, only where it stopped."""
-    return st.session_state.setdefault("run_log", RunLog(settle=STEP_SETTLE))
+    through with the arrow keys are not kept, only where it stopped; every
+    other change (a + click, a ticked box) is a run of its own, however quick."""
+    if "run_log" not in st.session_state:
+        st.session_state["run_log"] = RunLog(settle=STEP_SETTLE, passing=slid_settings())
+    return st.session_state["run_log"]
 
 
 def remember(run: Run, started: float) -> None:

@@ -94,3 +94,15 @@ def test_without_settle_every_run_is_kept(widths):
     for i, w in enumerate((5, 6, 7, 8)):
         log.add(widths[w], now=0.1 * i)
     assert [r.number for r in log.runs] == [1, 2, 3, 4]
+
+
+def test_quick_steps_of_a_setting_that_is_not_passing_are_each_kept(widths):
+    # The page's number boxes (+ clicks) are not `passing`: each click was chosen.
+    runs = [train(Config(epochs=2, lr=lr)) for lr in (0.01, 0.02, 0.05, 0.1)]
+    log = RunLog(settle=STEP_SETTLE, passing=frozenset({"width"}))
+    for i, run in enumerate(runs):
+        step(log, run, 0.3 * i, 0.3 * i + 0.1)          # each click 0.2 s after the last was drawn
+    assert labels(log) == ["#1 epochs=2", "#2 lr=0.02, epochs=2", "#3 lr=0.05, epochs=2", "#4 lr=0.1, epochs=2"]
+    for i, w in enumerate((5, 6, 7)):                    # the slider's quick steps still pass through
+        step(log, widths[w], 10.0 + 0.4 * i, 10.3 + 0.4 * i)
+    assert labels(log)[-1] == "#5 width=7, epochs=2" and len(log.runs) == 5
