@@ -21,13 +21,16 @@ def walk(roots) -> list:
     seen = set()
     todo = [r.grad_fn for r in roots if r.grad_fn is not None]
     out = []
+    pop, push, add = todo.pop, todo.append, seen.add
     while todo:
-        node = todo.pop()
+        node = pop()
         if node in seen:
             continue
-        seen.add(node)
+        add(node)
         out.append(node)
-        todo.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+        for n, _ in node.next_functions:  # a loop, not a generator: every backward walks its graph
+            if n is not None and n not in seen:
+                push(n)
     return out
 
 

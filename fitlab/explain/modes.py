@@ -90,14 +90,17 @@ def creates_graph(func, args, kwargs) -> bool:
 def target(t: torch.Tensor) -> str:
     if t._is_view():
         return "view"
-    if t.grad_fn is not None:
+    if not t.is_leaf:  # a grad_fn, read without making its Python object: every write asks
         return "activation"
     return "parameter" if t.requires_grad or isinstance(t, torch.nn.Parameter) else "leaf"
 
 
 def in_module(stack: tuple) -> bool:
     """Whether a captured stack runs a module's forward (cheaper than walking the frames)."""
-    return any(code is _MODULE_CALL for code, _ in stack)
+    for code, _ in stack:  # a loop, not any() over a generator: every in-place write asks
+        if code is _MODULE_CALL:
+            return True
+    return False
 
 
 def modules(skip: int) -> tuple:

@@ -298,16 +298,21 @@ class Recorder:
         if KEY in grad_fn.metadata:
             return
         entry = entry or (self.seq, stacks.capture(3))
+        unseen = (entry[0], None)
+        check_contents = self.check_contents
         todo = [grad_fn]
+        pop, push = todo.pop, todo.append
         while todo:
-            node = todo.pop()
+            node = pop()
             meta = node.metadata
             if KEY in meta:
                 continue
-            meta[KEY] = entry if since is None or node._sequence_nr() >= since else (entry[0], None)
-            if self.check_contents:
+            meta[KEY] = entry if since is None or node._sequence_nr() >= since else unseen
+            if check_contents:
                 self._copy_saved(node)
-            todo.extend(n for n, _ in node.next_functions if n is not None)
+            for n, _ in node.next_functions:  # loops and bound methods: this runs on every new node
+                if n is not None:
+                    push(n)
 
     @staticmethod
     def _copy_saved(node) -> None:

@@ -35,14 +35,16 @@ from torch.autograd.graph import increment_version as _increment_version
 
 def _takes_lists() -> bool:
     try:
-        _increment_version([torch.empty(0)])
+        torch._C._increment_version([torch.empty(0)])
     except (TypeError, RuntimeError):  # torch < 2.5 bumps one tensor per call
         return False
     return True
 
 
 if _takes_lists():
-    increment_version = _increment_version
+    # torch's own function, without the Python wrapper that only turns one tensor into a tuple:
+    # every write pays it.
+    increment_version = torch._C._increment_version
 else:
     def increment_version(tensors) -> None:
         """Bump each tensor's version (this torch's increment_version takes one tensor)."""
