@@ -107,8 +107,7 @@ class Run:
     def diverged_at(self) -> int | None:
         """The first epoch whose train or test loss is not a finite number
         (NaN or inf: training blew up), or None if every loss is finite.
-        Found once per run: a cached page asks a dozen times, and the pandas
-        arithmetic was a sixth of its page run."""
+        Found once per run: a cached page asks a dozen times."""
         history = self.history
         finite = np.isfinite(history.train_loss) & np.isfinite(history.test_loss)
         if finite.all():

@@ -103,8 +103,7 @@ def parameter_matrix(params: pd.DataFrame) -> pd.DataFrame:
     its weights in columns "in 0", "in 1", … (NaN past the layer's inputs)
     and its bias in column "bias". The tied shared layer's label carries its
     use count."""
-    # Split the few names, not every row's (at width 256 the rows' string
-    # splits were half of this function's 0.5 s).
+    # Split the few names, not every row's: a wide net has tens of thousands of rows.
     parameter = params.parameter.astype("category")
     split = [str(name).rsplit(".", 1) for name in parameter.cat.categories]
     codes = parameter.cat.codes.to_numpy()

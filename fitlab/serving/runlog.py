@@ -62,10 +62,10 @@ class RunLog:
     next run changes that same setting again less than `settle` seconds
     after the newest was on screen whole (`shown`), or before, was a step on
     the way (a slider moved with the arrow keys), and the next run takes its
-    place and number. A step of any other setting (a + click on a number
-    box, a ticked box) was chosen: it is kept however quickly the next follows. Timed from
-    the drawing, not from the request, so that a busy server, which draws
-    late, does not make quick steps look like stops. A run logged again (the
+    place and number. Timed from the drawing, not from the request, so that
+    a busy server, which draws late, does not make quick steps look like
+    stops. A step of any other setting (a + click on a number box, a ticked
+    box) was chosen: it is kept however quickly the next follows. A run logged again (the
     page ran on it once more: the person did something there), pinned, or
     logged before, is never a step on the way.
     """
