@@ -75,8 +75,8 @@ def result_in_view() -> None:
 
 
 # The style goes in by st.markdown, not st.html: the browser draws st.html
-# from code it fetches on first use, which on a busy server came 1.4 s after
-# the page's first run had finished, the sidebar's toggle 28 px till then;
+# from code it fetches on first use, which on a busy server came after the
+# page's first run had finished, the sidebar's toggle 28 px till then;
 # markdown's code comes with the page. Its element hides itself (a hidden
 # style still applies), so it adds no space.
 _SELF = ('[data-testid="stElementContainer"]:has(> [data-testid="stMarkdown"] .fitlab-page-style) '
