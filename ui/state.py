@@ -41,8 +41,9 @@ _held = threading.local()  # the drawing permit this thread's page run holds, if
 
 @st.cache_resource
 def run_cache() -> RunCache:
-    """The server's one run cache, shared by every session."""
-    return RunCache(max_entries=64, max_bytes=256 * 2**20)
+    """The server's one run cache, shared by every session: a width-256 run
+    is about 10 MiB, so a replica keeps a dozen of them."""
+    return RunCache(max_entries=64, max_bytes=128 * 2**20)
 
 
 @st.cache_resource
