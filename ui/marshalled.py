@@ -31,6 +31,8 @@ from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.lib.pandas_styler_utils import marshall_styler
 from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
 
+from ui import state
+
 # The kept messages' bytes, server-wide: the tables of about 25 width-256 runs.
 MAX_BYTES = 64 * 2**20
 _kept_messages: OrderedDict[Hashable, tuple[DataframeProto, int]] = OrderedDict()
@@ -53,6 +55,7 @@ def _kept(key: Hashable, build: Callable[[], pd.DataFrame | Styler]) -> Datafram
         if found is not None:
             _kept_messages.move_to_end(key)
             return found[0]
+    state.let_others_draw()
     built = message(build(), uuid="t" + hashlib.sha1(repr(key).encode()).hexdigest()[:12])
     with _lock:
         _kept_messages[key] = (built, built.ByteSize())
