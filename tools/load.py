@@ -492,7 +492,7 @@ def warm_replicas(ports: list[int], pid: int) -> None:
     before the lecture."""
     async def pages():
         await asyncio.wait_for(asyncio.gather(*(
-            session(f"ws://127.0.0.1:{p}/_stcore/stream", "", Heard(""), until="chart") for p in ports)), 120)
+            session(f"ws://127.0.0.1:{p}/_stcore/stream", "", Heard(""), until="finished") for p in ports)), 120)
 
     asyncio.run(pages())
     wait_quiet(pid)

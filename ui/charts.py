@@ -27,6 +27,8 @@ from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.vega_charts import _marshall_chart_data, _prepare_vega_lite_spec, _stabilize_vega_json_spec
 from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 
+from ui import state
+
 MAX_SPECS = 256
 _specs: OrderedDict[tuple, dict] = OrderedDict()
 _messages: OrderedDict[Hashable, VegaLiteChart] = OrderedDict()
@@ -49,6 +51,7 @@ def kept(key: Hashable, make: Callable[[], dict]) -> None:
         if found is not None:
             _messages.move_to_end(key)
     if found is None:
+        state.let_others_draw()
         found = message(make())
         with _lock:
             _messages[key] = found

@@ -5,12 +5,17 @@ A parameter table is a pandas Styler (a tint and a format per cell):
 run, about three quarters of a cached page's CPU (measured with cProfile:
 0.8 of 1.07 s). A table drawn from one run never changes, so its message
 (Streamlit's Dataframe proto, made as `st.dataframe` makes it, read only) is
-built on its first draw and reused, by every session, afterwards.
+built on its first draw and reused, by every session, afterwards. A
+width-256 run's two tables are 2.2 MB of messages: the kept ones are bounded
+by bytes, the least recently drawn forgotten first (built again, from its
+run, when drawn again).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import pandas as pd
@@ -26,6 +31,13 @@ from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.lib.pandas_styler_utils import marshall_styler
 from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
 
+from ui import state
+
+# The kept messages' bytes, server-wide: the tables of about 25 width-256 runs.
+MAX_BYTES = 64 * 2**20
+_kept_messages: OrderedDict[Hashable, tuple[DataframeProto, int]] = OrderedDict()
+_lock = threading.Lock()
+
 
 def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler], height: int | None = None) -> None:
     """st.dataframe(build(), width="stretch", height=height), its message
@@ -36,10 +48,28 @@ def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler], height:
     st._main._enqueue("dataframe", _kept(key, build), layout_config=layout)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _kept(key: Hashable, _build: Callable[[], pd.DataFrame | Styler]) -> DataframeProto:
-    """message(_build()), once per `key`, shared by every session."""
-    return message(_build(), uuid="t" + hashlib.sha1(repr(key).encode()).hexdigest()[:12])
+def _kept(key: Hashable, build: Callable[[], pd.DataFrame | Styler]) -> DataframeProto:
+    """message(build()), once per `key` while it is kept, shared by every session."""
+    with _lock:
+        found = _kept_messages.get(key)
+        if found is not None:
+            _kept_messages.move_to_end(key)
+            return found[0]
+    state.let_others_draw()
+    built = message(build(), uuid="t" + hashlib.sha1(repr(key).encode()).hexdigest()[:12])
+    with _lock:
+        _kept_messages[key] = (built, built.ByteSize())
+        total = sum(size for _, size in _kept_messages.values())
+        while total > MAX_BYTES and len(_kept_messages) > 1:
+            _, (_, dropped) = _kept_messages.popitem(last=False)
+            total -= dropped
+    return built
+
+
+def kept_bytes() -> int:
+    """The bytes of the kept messages."""
+    with _lock:
+        return sum(size for _, size in _kept_messages.values())
 
 
 def message(data: pd.DataFrame | Styler, uuid: str) -> DataframeProto:
@@ -60,4 +90,5 @@ def message(data: pd.DataFrame | Styler, uuid: str) -> DataframeProto:
 
 def forget() -> None:
     """Forget every kept table (a benchmark's fresh start)."""
-    _kept.clear()
+    with _lock:
+        _kept_messages.clear()

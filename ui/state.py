@@ -41,8 +41,9 @@ _held = threading.local()  # the drawing permit this thread's page run holds, if
 
 @st.cache_resource
 def run_cache() -> RunCache:
-    """The server's one run cache, shared by every session."""
-    return RunCache(max_entries=64, max_bytes=256 * 2**20)
+    """The server's one run cache, shared by every session: a width-256 run
+    is about 10 MiB, so a replica keeps a dozen of them."""
+    return RunCache(max_entries=64, max_bytes=128 * 2**20)
 
 
 @st.cache_resource
@@ -82,6 +83,21 @@ class Permits:
             (self._after_jobs if after_job else self._waiting).append(turn)
         turn.acquire()  # release() hands the permit over by releasing it
 
+    def step_aside(self) -> None:
+        """Hand the permit this thread holds to the longest waiter without a
+        heavy job, if any, and wait for one again ahead of every page run
+        back from a job: such a page run does this before each of a fresh
+        run's builds (a width-256 table's message: 0.1 s unloaded), so a cached
+        page waits for one build, not a whole first draw."""
+        with self._lock:
+            if not self._waiting:
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.popleft().release()
+            self._after_jobs.appendleft(turn)
+        turn.acquire()
+
     def release(self) -> None:
         """Give a permit back: to the longest waiter, if any, those without a
         heavy job first."""
@@ -112,12 +128,21 @@ def drawing() -> Iterator[None]:
     lock, the loop keeps sending, and the pages come one after another."""
     gate = draw_gate()
     gate.acquire()
-    _held.gate = gate
+    _held.gate, _held.after_job = gate, False
     try:
         yield
     finally:
         _held.gate = None
         gate.release()
+
+
+def let_others_draw() -> None:
+    """Before building a fresh run's message (a table, a chart): a page run
+    back from a heavy job lets the page runs without one draw first
+    (Permits.step_aside)."""
+    gate = getattr(_held, "gate", None)
+    if gate is not None and getattr(_held, "after_job", False):
+        gate.step_aside()
 
 
 @contextmanager
@@ -135,7 +160,7 @@ def _not_drawing() -> Iterator[None]:
         yield
     finally:
         gate.acquire(after_job=_held.job_ran)
-        _held.gate = gate
+        _held.gate, _held.after_job = gate, _held.job_ran
 
 
 def waiting_in_line(what: str, place: Place, slots: int) -> str:

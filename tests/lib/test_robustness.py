@@ -199,7 +199,7 @@ def rss_bytes() -> int:
 @pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads RSS from /proc (Linux)")
 def test_cache_memory_stays_flat_over_200_distinct_configs():
-    cache = RunCache(max_entries=64, max_bytes=256 * 2**20)  # the page's bounds
+    cache = RunCache(max_entries=64, max_bytes=128 * 2**20)  # the page's bounds
     # Distinct configs with tables of a few thousand rows each.
     configs = [Config(seed=i, width=48 + 16 * (i % 3), epochs=3) for i in range(200)]
     rss = {}

@@ -10,6 +10,8 @@ import pyarrow as pa
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from ui import marshalled
+
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
 
@@ -36,6 +38,7 @@ def open_page(timeout: float = 60, **query) -> AppTest:
     instances) and `query` as the URL's query parameters."""
     st.cache_data.clear()
     st.cache_resource.clear()
+    marshalled.forget()
     return run_page(timeout, **query)
 
 

@@ -173,3 +173,65 @@ def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
     for thread in threads:
         thread.join(PATIENCE)
     assert order == ["cached 1", "cached 2", "trained 1", "trained 2"]
+
+
+def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch):
+    # One permit: a page run back from its training holds it and is about to
+    # build its fresh run's tables; a cached page comes meanwhile.
+    permits, order, lock = state.Permits(1), [], threading.Lock()
+    monkeypatch.setattr(state, "draw_gate", lambda: permits)
+    back, came = threading.Event(), threading.Event()
+
+    def note(what: str):
+        with lock:
+            order.append(what)
+
+    def trained_page():
+        with state.drawing():
+            with state._not_drawing():
+                state._held.job_ran = True  # as heavy() marks it
+            back.set()
+            came.wait(PATIENCE)
+            state.let_others_draw()
+            note("trained page builds")
+
+    def cached_page():
+        with state.drawing():
+            state.let_others_draw()  # no job ran: it keeps its permit
+            note("cached page")
+
+    trained = threading.Thread(target=trained_page, daemon=True)
+    trained.start()
+    assert back.wait(PATIENCE)
+    cached = threading.Thread(target=cached_page, daemon=True)
+    cached.start()
+    wait_until(lambda: len(permits._waiting) == 1)
+    came.set()
+    for thread in (trained, cached):
+        thread.join(PATIENCE)
+    assert order == ["cached page", "trained page builds"]
+    assert permits._free == 1 and not permits._waiting and not permits._after_jobs
+
+
+def test_a_page_that_steps_aside_goes_before_the_others_back_from_jobs():
+    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits.acquire(after_job=True)  # this thread: back from a job, drawing
+
+    def page(name: str, after_job: bool):
+        permits.acquire(after_job=after_job)
+        with lock:
+            order.append(name)
+        permits.release()
+
+    threads = [threading.Thread(target=page, args=args, daemon=True)
+               for args in (("trained later", True), ("cached", False))]
+    for i, thread in enumerate(threads):
+        thread.start()
+        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == i + 1)
+    permits.step_aside()
+    with lock:
+        order.append("stepped aside")
+    permits.release()
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert order == ["cached", "stepped aside", "trained later"]

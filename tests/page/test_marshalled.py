@@ -4,6 +4,8 @@ again without restyling a cell."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
@@ -48,3 +50,28 @@ def test_page_runs_after_the_first_style_no_cell(empty_cache, monkeypatch):
     assert [d.proto for d in later.dataframe] == [d.proto for d in first.dataframe]
     teacher = later.dataframe[0].value
     assert teacher.shape[0] > 16 and np.isfinite(teacher.select_dtypes("number").to_numpy(float)).any()
+
+
+def test_the_kept_messages_are_bounded_by_bytes(monkeypatch):
+    from ui import marshalled
+
+    marshalled.forget()
+    tables = {k: pd.DataFrame(np.random.default_rng(k).normal(size=(200, 40))) for k in range(8)}
+    one = marshalled.message(tables[0], "x").ByteSize()
+    monkeypatch.setattr(marshalled, "MAX_BYTES", 3 * one + one // 2)
+    built = []
+
+    def kept(k):
+        return marshalled._kept(("a run", k), lambda: built.append(k) or tables[k])
+
+    try:
+        for k in tables:
+            kept(k)
+        assert built == list(tables) and marshalled.kept_bytes() <= marshalled.MAX_BYTES
+        kept(7), kept(5)  # the most recent are kept: nothing built again
+        assert built == list(tables)
+        kept(0)  # forgotten, built again from its table: the same message
+        assert built[-1] == 0 and marshalled._kept(("a run", 0), lambda: None) == marshalled.message(
+            tables[0], "t" + hashlib.sha1(repr(("a run", 0)).encode()).hexdigest()[:12])
+    finally:
+        marshalled.forget()

@@ -276,12 +276,14 @@ def loss_history_csv(config: Config, _run: Run) -> str:
 MAX_COLOURED_CELLS = 5000
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+# The matrices are read only to build the tables' messages (ui.marshalled
+# keeps those): a few runs' worth, not 64 (2 MB each at width 256).
+@st.cache_resource(max_entries=4, show_spinner=False)
 def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """The run's teacher and student parameter matrices (parameter_matrix)
-    and the bound of their shared colour scale: built once per run (3 s at
-    width 256) and shared, read only, by every session that views it.
-    `config` names the run (the run cache's key)."""
+    and the bound of their shared colour scale: built when the run's tables
+    are built (0.075 s a matrix at width 256), read only. `config` names the
+    run (the run cache's key)."""
     run = _run
     teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
     values = np.concatenate([run.teacher_params.value, run.student_params.value])
@@ -290,11 +292,18 @@ def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.Data
     return teacher, student, bound
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def padding(config: Config, net: str, _params: pd.DataFrame) -> pd.DataFrame:
     """padding_mask(_params), once per run and net: `_params` is the
     parameter table of `config`'s `net` ("teacher" or "student")."""
     return padding_mask(_params)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def matrix_shape(config: Config, _run: Run) -> tuple[int, int]:
+    """The shape of the run's teacher matrix, by which both tables are sized
+    and coloured, kept after the matrices themselves are forgotten."""
+    return parameter_matrices(config, _run)[0].shape
 
 
 def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
@@ -336,20 +345,23 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias),
     coloured on one scale for both. Stacked, each has the page's width: at
     1400 px side by side showed 5 of the default's 11 columns."""
-    teacher, student, bound = parameter_matrices(run.config, run)
-    height = ROW_PX * (min(len(teacher), MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
+    rows, columns = matrix_shape(run.config, run)
+    height = ROW_PX * (min(rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
+
+    def table(net: str) -> pd.DataFrame | Styler:
+        teacher, student, bound = parameter_matrices(run.config, run)
+        params = run.teacher_params if net == "teacher" else run.student_params
+        return _styled_matrix(params, teacher if net == "teacher" else student, bound,
+                              lambda: padding(run.config, net, params))
+
     with st.container(key="parameter_tables"):
         st.subheader("Teacher")
         st.caption("The weights that made the labels.")
-        marshalled.dataframe((run.config, "teacher"), lambda: _styled_matrix(
-            run.teacher_params, teacher, bound, lambda: padding(run.config, "teacher", run.teacher_params)),
-            height=height)
+        marshalled.dataframe((run.config, "teacher"), lambda: table("teacher"), height=height)
         st.subheader("Student")
         st.caption(student_caption(run))
-        marshalled.dataframe((run.config, "student"), lambda: _styled_matrix(
-            run.student_params, student, bound, lambda: padding(run.config, "student", run.student_params)),
-            height=height)
-    st.caption(parameter_tables_note(teacher.size > MAX_COLOURED_CELLS))
+        marshalled.dataframe((run.config, "student"), lambda: table("student"), height=height)
+    st.caption(parameter_tables_note(rows * columns > MAX_COLOURED_CELLS))
 
 
 def student_caption(run: Run) -> str:
