@@ -87,8 +87,8 @@ class Permits:
         """Hand the permit this thread holds to the longest waiter without a
         heavy job, if any, and wait for one again ahead of every page run
         back from a job: such a page run does this before each of a fresh
-        run's builds (a width-256 table's message: 0.1 s unloaded), so a cached
-        page waits for one build, not a whole first draw."""
+        run's builds (a table's message, a chart's), so a cached page waits
+        for one build, not a whole first draw."""
         with self._lock:
             if not self._waiting:
                 return

@@ -282,8 +282,7 @@ MAX_COLOURED_CELLS = 5000
 def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.DataFrame, float]:
     """The run's teacher and student parameter matrices (parameter_matrix)
     and the bound of their shared colour scale: built when the run's tables
-    are built (0.075 s a matrix at width 256), read only. `config` names the
-    run (the run cache's key)."""
+    are built, read only. `config` names the run (the run cache's key)."""
     run = _run
     teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
     values = np.concatenate([run.teacher_params.value, run.student_params.value])
