@@ -110,6 +110,7 @@ def jobs_ahead(url: str, count: int) -> Iterator[list[Heard]]:
 # With the browser suite, one test after another: its ten heavy jobs beside
 # that suite's tests on the other core, one of them (test_history) timed out in one run.
 @pytest.mark.xdist_group("browser")
+@pytest.mark.slow  # a server of its own (the suite marks only those on its shared server)
 def test_the_sidebar_is_drawn_and_usable_while_the_run_waits_in_line(page, fresh_server):
     with jobs_ahead(fresh_server, AHEAD) as ahead:
         page.goto(f"{fresh_server}/?{HEAVY_RUN.format(i=HEAVY_SEEDS + AHEAD)}")
