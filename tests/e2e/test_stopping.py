@@ -1,14 +1,24 @@
 """Waiting and stopping, in the browser (issue 32): a run starting says so
-at once, and a run stopped with Streamlit's Stop says where it stopped and
-what to do, instead of a progress bar frozen at "epoch 384 of 1200"."""
+at once, a run waiting in line has the sidebar drawn and usable meanwhile
+(a lighter setting can be picked), and a run stopped with Streamlit's Stop
+says where it stopped and what to do, instead of a progress bar frozen at
+"epoch 384 of 1200"."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 
-from .browsing import APP, expect
+from tools.load import HEAVY_RUN, Heard, session
+from ui.state import HEAVY_AT_ONCE
+
+from .browsing import APP, DRAWN_CHART, POLL_MS, RERUN_PATIENCE_SECONDS, expect
 from .serverlog import clean_server
 
 pytestmark = pytest.mark.browser
@@ -45,3 +55,75 @@ def test_a_lesson_says_it_runs_the_blogs_script_before_its_run_ends(page, fresh_
     expect(page.get_by_text("Running the blog's script…")).to_be_visible()
     expect(page.get_by_text("Running the blog's script…")).to_have_count(0)   # gone once the lesson is drawn
     expect(page.locator('[data-testid="stException"], [data-testid="stAlert"]').first).to_be_visible()
+
+
+# Jobs ahead of the page's own: two run, the rest wait, so the page's wait
+# lasts several of their runs (each 1.7 s on a quiet machine, alone).
+AHEAD = 10
+HEAVY_SEEDS = 3200  # HEAVY_RUN's seeds from here: none cached, none another test's
+# The page's state as the 'Waiting to start' note is drawn: "whole" if the
+# sidebar's width slider is there and nothing in the sidebar is a skeleton
+# then; "after" if the note went before that happened.
+_SIDEBAR_WHILE_WAITING = """() => {
+    const note = [...document.querySelectorAll('[data-testid="stAlert"]')]
+        .some((alert) => alert.textContent.includes('Waiting to start the training'));
+    const sidebar = document.querySelector('[data-testid="stSidebar"]');
+    const whole = sidebar !== null && !sidebar.querySelector('[data-testid="stSkeleton"]')
+        && sidebar.querySelector('input[type="range"][aria-label="Hidden width"]:not([disabled])') !== null;
+    if (note && whole) return 'whole';
+    if (note) window.fitlabNoteSeen = true;
+    return window.fitlabNoteSeen && !note ? 'after' : null;
+}"""
+
+
+@contextlib.contextmanager
+def jobs_ahead(url: str, count: int) -> Iterator[list[Heard]]:
+    """`count` bare sessions (tools/load.py) on distinct heavy links, held
+    open for the block: two hold the server's slots, the rest are in line."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stop = asyncio.Event()
+    heard = [Heard(HEAVY_RUN.format(i=HEAVY_SEEDS + i)) for i in range(count)]
+    stream = url.replace("http://", "ws://") + "/_stcore/stream"
+
+    async def hold() -> None:
+        await asyncio.gather(*(session(stream, h.query, h, stop=stop) for h in heard))
+
+    held = asyncio.run_coroutine_threadsafe(hold(), loop)
+    try:
+        deadline = time.monotonic() + RERUN_PATIENCE_SECONDS
+        while sum(h.waiting is not None for h in heard) < count - HEAVY_AT_ONCE:
+            if held.done():
+                held.result()  # a session failed: say why
+            assert time.monotonic() < deadline, "the jobs ahead did not get in line"
+            time.sleep(0.05)  # a poll's interval, not a wait for the app
+        yield heard
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        held.result(RERUN_PATIENCE_SECONDS)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+# With the browser suite, one test after another: its ten heavy jobs beside
+# that suite's tests on the other core, one of them (test_history) timed out in one run.
+@pytest.mark.xdist_group("browser")
+@pytest.mark.slow  # a server of its own (the suite marks only those on its shared server)
+def test_the_sidebar_is_drawn_and_usable_while_the_run_waits_in_line(page, fresh_server):
+    with jobs_ahead(fresh_server, AHEAD) as ahead:
+        page.goto(f"{fresh_server}/?{HEAVY_RUN.format(i=HEAVY_SEEDS + AHEAD)}")
+        # While the page says its place in line, the sidebar is whole: its
+        # widgets' code loaded, not skeletons until the run starts.
+        seen = page.wait_for_function(_SIDEBAR_WHILE_WAITING, polling=POLL_MS)
+        assert seen.json_value() == "whole"
+        # A lighter setting, picked while waiting, takes the place in line and draws.
+        thumb = page.get_by_role("slider", name="Hidden width")
+        thumb.focus()
+        thumb.press("Home")
+        expect(thumb).to_have_attribute("aria-valuetext", "1")
+        expect(page).to_have_url(re.compile(r"[?&]width=1\b"))
+        page.wait_for_selector(DRAWN_CHART)
+        # Drawn ahead of the line's end: a small job goes first (fitlab.serving.jobs).
+        assert any(h.finished is None for h in ahead), [h.finished for h in ahead]
