@@ -101,6 +101,8 @@ def constant_rules(baseline: Baseline, log_scale: bool = False) -> pd.DataFrame:
 # narrower cells (a phone's) it would overprint its neighbours, so it is not
 # drawn and the tooltip and the legend tell the loss.
 LABEL_MIN_CELL_PX = 64
+# A cell is a tap target: 44 px each way is a finger's (Apple's and WCAG's target size).
+CELL_MIN_PX = 48
 
 
 def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
@@ -142,7 +144,8 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
         color="#d62728", fontSize=13, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
-    return alt.layer(cells, labels, diverged).properties(height=320)
+    # Rows of a fixed step, tall enough for a finger (a cell opens its run), however many rows.
+    return alt.layer(cells, labels, diverged).properties(height=alt.Step(CELL_MIN_PX))
 
 # Solid versus dashed is said in the page's captions: Streamlit's theme draws
 # no symbol in a stroke-dash legend.

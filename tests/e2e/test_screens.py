@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after
 
@@ -154,7 +155,15 @@ def boxes(page, selector: str) -> list[dict]:
 
 
 def at_least_a_fingertip(page, selector: str) -> None:
-    """Every element `selector` finds is at least 44 px each way."""
+    """Every element `selector` finds is at least 44 px each way, within a
+    second of being asked (the page's style is applied up to about 0.4 s
+    after its run has ended, as a person could not yet tap)."""
+    try:
+        page.wait_for_function("""(s) => { const es = [...document.querySelectorAll(s)];
+            return es.length && es.every((e) => { const r = e.getBoundingClientRect();
+                return r.width >= 43.5 && r.height >= 43.5; }); }""", arg=selector, timeout=1000)
+    except PlaywrightTimeout:
+        pass  # the assertion below says what was drawn
     found = boxes(page, selector)
     # 43.5: a box 44 px wide measures 43.99 mid-animation (the sheet slides in)
     assert found and all(b["width"] >= 43.5 and b["height"] >= 43.5 for b in found), (selector, found)
@@ -227,6 +236,7 @@ def test_the_sweep_heatmap_on_a_phone_has_its_legend_below_and_no_overprinted_la
     left, right = min(c["left"] for c in grid), max(c["right"] for c in grid)
     assert legend["top"] >= max(c["bottom"] for c in grid)            # below the grid
     assert right - left >= 0.7 * chart["width"], (left, right, chart)  # the grid keeps the width
+    at_least_a_fingertip(phone, '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')  # a cell opens its run
     # The labels drawn (opacity not 0) each lie inside a cell and overlap none of the others.
     drawn = phone.locator(".st-key-sweep_heatmap svg.marks g.mark-text.role-mark text").evaluate_all(
         "(ts) => ts.filter((t) => t.getAttribute('opacity') !== '0').map((t) => t.getBoundingClientRect().toJSON())")
