@@ -11,14 +11,22 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .browsing import browser_page, expect, open_page, open_tab, rerun_after
 
+CELLS = '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path'
 
-def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
+
+def swept(page, server):
+    """The page with its default sweep run: the Sweep tab's panel and the heatmap's cells."""
     open_page(page, server)
     panel = page.get_by_role("tabpanel", name="Sweep")
     open_tab(page, "Sweep", panel.get_by_role("button", name="Run the sweep"))
     rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
-    cells = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
+    cells = page.locator(CELLS)
     expect(cells).to_have_count(20)   # 5 lr × 4 seeds
+    return panel, cells
+
+
+def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
+    panel, cells = swept(page, server)
     # The heatmap's x labels are upright: the label text is not rotated.
     angles = page.locator('.st-key-sweep_heatmap svg.marks .role-axis-label text').evaluate_all(
         "(texts) => texts.map((t) => t.getAttribute('transform') || '')")
@@ -224,19 +232,14 @@ def test_on_a_phone_play_shows_a_picture_under_the_sticky_player(phone, server):
 
 
 def test_the_sweep_heatmap_on_a_phone_has_its_legend_below_and_no_overprinted_labels(phone, server):
-    open_page(phone, server)
-    panel = phone.get_by_role("tabpanel", name="Sweep")
-    open_tab(phone, "Sweep", panel.get_by_role("button", name="Run the sweep"))
-    rerun_after(phone, lambda: panel.get_by_role("button", name="Run the sweep").click())
-    cells = phone.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
-    expect(cells).to_have_count(20)
-    grid = boxes(phone, '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')
+    swept(phone, server)
+    grid = boxes(phone, CELLS)
     legend = boxes(phone, ".st-key-sweep_heatmap svg.marks g.role-legend")[0]
     chart = boxes(phone, ".st-key-sweep_heatmap svg.marks")[0]
     left, right = min(c["left"] for c in grid), max(c["right"] for c in grid)
     assert legend["top"] >= max(c["bottom"] for c in grid)            # below the grid
     assert right - left >= 0.7 * chart["width"], (left, right, chart)  # the grid keeps the width
-    at_least_a_fingertip(phone, '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path')  # a cell opens its run
+    at_least_a_fingertip(phone, CELLS)  # a cell opens its run
     # The labels drawn (opacity not 0) each lie inside a cell and overlap none of the others.
     drawn = phone.locator(".st-key-sweep_heatmap svg.marks g.mark-text.role-mark text").evaluate_all(
         "(ts) => ts.filter((t) => t.getAttribute('opacity') !== '0').map((t) => t.getBoundingClientRect().toJSON())")
