@@ -17,8 +17,6 @@ the loss chart came later (figures in docs/measurements/browser.md).
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import altair as alt
@@ -27,12 +25,13 @@ from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.vega_charts import _marshall_chart_data, _prepare_vega_lite_spec, _stabilize_vega_json_spec
 from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 
+from fitlab.serving.memo import Memo
 from ui import state
 
+# Server-wide, each bounded by count.
 MAX_SPECS = 256
-_specs: OrderedDict[tuple, dict] = OrderedDict()
-_messages: OrderedDict[Hashable, VegaLiteChart] = OrderedDict()
-_lock = threading.Lock()
+_specs = Memo(max_entries=MAX_SPECS)  # of dict
+_messages = Memo(max_entries=MAX_SPECS)  # of VegaLiteChart
 
 
 def draw(build: Callable[..., alt.TopLevelMixin], key: Hashable, *args) -> None:
@@ -46,17 +45,11 @@ def kept(key: Hashable, make: Callable[[], dict]) -> None:
     """st.vega_lite_chart(make(), width="stretch"), its message built on the
     first draw of `key` and sent as it is afterwards: `key` must determine
     the spec."""
-    with _lock:
-        found = _messages.get(key)
-        if found is not None:
-            _messages.move_to_end(key)
+    found = _messages.get(key)
     if found is None:
         state.let_others_draw()
         found = message(make())
-        with _lock:
-            _messages[key] = found
-            while len(_messages) > MAX_SPECS:
-                _messages.popitem(last=False)
+        _messages.put(key, found)
     # The message is copied into the page's delta: the kept one stays as built.
     st._main._enqueue("vega_lite_chart", found, layout_config=LayoutConfig(width="stretch", height="content"))
 
@@ -78,23 +71,16 @@ def _as_dict(chart: alt.TopLevelMixin | dict) -> dict:
 
 def forget() -> None:
     """Forget every memoised spec and message (a benchmark's fresh start)."""
-    with _lock:
-        _specs.clear()
-        _messages.clear()
+    _specs.clear()
+    _messages.clear()
 
 
 def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -> dict:
     """The Vega-Lite spec of build(*args) (an Altair chart, or a spec
     already made a dict, its data sets tables), memoised on (build, key)."""
     memo_key = (build.__module__, build.__qualname__, key)
-    with _lock:
-        found = _specs.get(memo_key)
-        if found is not None:
-            _specs.move_to_end(memo_key)
-            return found
-    built = _as_dict(build(*args))
-    with _lock:
-        _specs[memo_key] = built
-        while len(_specs) > MAX_SPECS:
-            _specs.popitem(last=False)
-    return built
+    found = _specs.get(memo_key)
+    if found is None:
+        found = _as_dict(build(*args))
+        _specs.put(memo_key, found)
+    return found

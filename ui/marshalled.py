@@ -14,8 +14,6 @@ run, when drawn again).
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 import pandas as pd
@@ -31,12 +29,11 @@ from streamlit.elements.lib.layout_utils import LayoutConfig
 from streamlit.elements.lib.pandas_styler_utils import marshall_styler
 from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
 
+from fitlab.serving.memo import Memo
 from ui import state
 
-# The kept messages' bytes, server-wide: the tables of about 25 width-256 runs.
-MAX_BYTES = 64 * 2**20
-_kept_messages: OrderedDict[Hashable, tuple[DataframeProto, int]] = OrderedDict()
-_lock = threading.Lock()
+# Server-wide, bounded by the messages' bytes: the tables of about 25 width-256 runs.
+_kept_messages = Memo(max_bytes=64 * 2**20)  # of DataframeProto
 
 
 def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler], height: int | None = None) -> None:
@@ -50,26 +47,12 @@ def dataframe(key: Hashable, build: Callable[[], pd.DataFrame | Styler], height:
 
 def _kept(key: Hashable, build: Callable[[], pd.DataFrame | Styler]) -> DataframeProto:
     """message(build()), once per `key` while it is kept, shared by every session."""
-    with _lock:
-        found = _kept_messages.get(key)
-        if found is not None:
-            _kept_messages.move_to_end(key)
-            return found[0]
-    state.let_others_draw()
-    built = message(build(), uuid="t" + hashlib.sha1(repr(key).encode()).hexdigest()[:12])
-    with _lock:
-        _kept_messages[key] = (built, built.ByteSize())
-        total = sum(size for _, size in _kept_messages.values())
-        while total > MAX_BYTES and len(_kept_messages) > 1:
-            _, (_, dropped) = _kept_messages.popitem(last=False)
-            total -= dropped
-    return built
-
-
-def kept_bytes() -> int:
-    """The bytes of the kept messages."""
-    with _lock:
-        return sum(size for _, size in _kept_messages.values())
+    found = _kept_messages.get(key)
+    if found is None:
+        state.let_others_draw()
+        found = message(build(), uuid="t" + hashlib.sha1(repr(key).encode()).hexdigest()[:12])
+        _kept_messages.put(key, found, found.ByteSize())
+    return found
 
 
 def message(data: pd.DataFrame | Styler, uuid: str) -> DataframeProto:
@@ -90,5 +73,4 @@ def message(data: pd.DataFrame | Styler, uuid: str) -> DataframeProto:
 
 def forget() -> None:
     """Forget every kept table (a benchmark's fresh start)."""
-    with _lock:
-        _kept_messages.clear()
+    _kept_messages.clear()

@@ -58,7 +58,8 @@ def test_the_kept_messages_are_bounded_by_bytes(monkeypatch):
     marshalled.forget()
     tables = {k: pd.DataFrame(np.random.default_rng(k).normal(size=(200, 40))) for k in range(8)}
     one = marshalled.message(tables[0], "x").ByteSize()
-    monkeypatch.setattr(marshalled, "MAX_BYTES", 3 * one + one // 2)
+    bound = 3 * one + one // 2
+    monkeypatch.setattr(marshalled._kept_messages, "max_bytes", bound)
     built = []
 
     def kept(k):
@@ -67,7 +68,7 @@ def test_the_kept_messages_are_bounded_by_bytes(monkeypatch):
     try:
         for k in tables:
             kept(k)
-        assert built == list(tables) and marshalled.kept_bytes() <= marshalled.MAX_BYTES
+        assert built == list(tables) and marshalled._kept_messages.nbytes <= bound
         kept(7), kept(5)  # the most recent are kept: nothing built again
         assert built == list(tables)
         kept(0)  # forgotten, built again from its table: the same message
