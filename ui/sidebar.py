@@ -14,8 +14,6 @@ rate's box, whose + and − step through 1, 2, 5 × 10^k.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import streamlit as st
@@ -24,6 +22,7 @@ from fitlab import Config
 from fitlab.config import SETTINGS, Setting
 from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
 from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
+from fitlab.serving.memo import Memo
 from ui.lr_clicks import one_step_per_click
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
@@ -214,8 +213,7 @@ def load_settings(values: dict) -> None:
     st.session_state[_TO_LOAD] = values
 
 
-_TRIED: OrderedDict[Config, list[Config]] = OrderedDict()   # server-wide: a refused config's offers
-_TRIED_LOCK = threading.Lock()
+_TRIED = Memo(max_entries=64)  # server-wide: a refused config's offers
 
 
 def _tried_offers(config: Config) -> list[Config]:
@@ -223,17 +221,14 @@ def _tried_offers(config: Config) -> list[Config]:
     heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
     from ui.state import heavy, run_cache  # they import torch: after the page's frame
 
-    with _TRIED_LOCK:
-        if config in _TRIED:
-            return _TRIED[config]
+    found = _TRIED.get(config)
+    if found is not None:
+        return found
     cache = run_cache()
     with st.spinner("Trying the nearest settings, to offer only those that train within the budget…"):
         offers = heavy("trying the nearest settings", tried_offers, config, choices=STOPS,
                        keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
-    with _TRIED_LOCK:
-        _TRIED[config] = offers
-        while len(_TRIED) > 64:
-            _TRIED.popitem(last=False)
+    _TRIED.put(config, offers)
     return offers
 
 
