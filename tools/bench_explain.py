@@ -16,7 +16,7 @@ recorder that keeps nothing: the floor of the recorder's design, whatever it rec
 Registering the write kernels is a fixed cost per recording (not per op), timed apart and
 printed beside the ratio, with what it makes of one recorded run.
 
-    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall] [--no-contents]
+    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall] [--no-contents] [WORKLOAD ...]
 
 Times are this process's CPU time by default: on a shared machine the other jobs take the
 cores away from both runs unevenly, which wall time counts and CPU time does not.
@@ -144,6 +144,10 @@ def bare():
         writes.stop(nothing)
 
 
+WORKLOADS = {"conv_net": ("conv net, batch 64, 50 steps", conv_net),
+             "encoder": ("transformer encoder, 10 steps", encoder),
+             "blog_net": ("blog tiny net, 100 steps", blog_net),
+             "tiny_steps": ("tiny MLP, 2000 steps", tiny_steps)}
 CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
 clock = CLOCK["cpu"]
 
@@ -160,12 +164,16 @@ def timed(run, context) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("workloads", nargs="*", metavar="WORKLOAD", help=f"of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     parser.add_argument("--contents", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the recorder with --check-contents")
     ns = parser.parse_args()
+    for key in ns.workloads:
+        if key not in WORKLOADS:
+            parser.error(f"unknown workload {key!r}: choose from {', '.join(WORKLOADS)}")
     global clock
     clock = CLOCK[ns.clock]
     rounds = ns.rounds
@@ -176,9 +184,8 @@ def main() -> None:
     writes.written_ops()
     print(f"write kernels: {len(writes.written_ops())} ops, torch's schemas read in "
           f"{(time.perf_counter() - start) * 1e3:.0f} ms (once per process)")
-    workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
-                 ("blog tiny net, 100 steps", blog_net), ("tiny MLP, 2000 steps", tiny_steps)]
-    for name, make in workloads:
+    for key in ns.workloads or WORKLOADS:
+        name, make = WORKLOADS[key]
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)

@@ -116,10 +116,13 @@ def target(t: torch.Tensor) -> str:
     return "parameter" if t.requires_grad or isinstance(t, torch.nn.Parameter) else "leaf"
 
 
-def scratch(t: torch.Tensor) -> bool:
-    """Whether t is a leaf that needs no gradient and is no view: written by an optimizer's own
-    code (grad mode off), its state or a scratch tensor, which no graph of the program saved."""
-    return t.is_leaf and not t.requires_grad and not t._is_view()
+def scratch(tensors: list) -> bool:
+    """Whether every tensor is a leaf that needs no gradient and is no view: written by an
+    optimizer's own code (grad mode off), its state or a scratch tensor, which no graph saved."""
+    for t in tensors:  # a loop, not all() over a generator: every write in a step asks
+        if not t.is_leaf or t.requires_grad or t._is_view():
+            return False
+    return True
 
 
 def in_module(stack: tuple) -> bool:

@@ -270,8 +270,8 @@ class Recorder:
     def _record_write(self, name: str, inplace: bool, tensors: list) -> None:
         # Most of a step's writes go to the optimizer's state and scratch tensors, which no graph
         # saves: recording them would be most of the step's cost.
-        if (stacks.in_steps_own_code(3) and not torch.is_grad_enabled()
-                and all(modes.scratch(t) for t in tensors)):
+        if (stacks.stepping() and not torch.is_grad_enabled() and modes.scratch(tensors)
+                and stacks.in_steps_own_code(3)):
             return
         self.seq += 1
         if inplace:

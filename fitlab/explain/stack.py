@@ -95,6 +95,11 @@ def step_ended(wrapper) -> None:
         steps.frames, steps.above = steps.frames[:-1], steps.above[:-1]
 
 
+def stepping() -> bool:
+    """Whether an optimizer step is running on this thread (its pre-hook ran, its post-hook not yet)."""
+    return bool(_STEPS.frames)
+
+
 def in_steps_own_code(skip: int) -> bool:
     """Whether the frame `skip` levels up runs an optimizer step's own code: an optimizer step is
     running on this thread and only torch's frames (and the recorder's) lie between that frame
