@@ -1,7 +1,9 @@
 """Cost of fitlab.explain's recorder: each workload plain and recorded, in this one process.
 
 Rounds interleave plain and recorded runs (so drift hits both alike); prints the medians
-and their ratio. Workloads: a small conv net (batch 64, 50 SGD steps), a small transformer
+and the median of each round's ratio to its own plain run (a ratio of medians mixes the
+rounds: on a shared machine one round's plain run and the next one's recorded run can see
+different loads). Workloads: a small conv net (batch 64, 50 SGD steps), a small transformer
 encoder (2 layers, d=128, 4 heads, sequence 64, batch 16, 10 AdamW steps) and the blog's
 tiny net (Linear(10,5) -> ReLU -> shared Linear(5,5) twice -> Linear(5,1), batch 5 over
 50 rows, 10 epochs = 100 steps) and a tiny MLP's 2000 steps (4-8-1, batch 8). Budgets: 1.3x on
@@ -14,7 +16,7 @@ recorder that keeps nothing: the floor of the recorder's design, whatever it rec
 Registering the write kernels is a fixed cost per recording (not per op), timed apart and
 printed beside the ratio, with what it makes of one recorded run.
 
-    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall] [--no-contents]
+    python -m tools.bench_explain [--rounds 9] [--threads 1] [--clock cpu|wall] [--no-contents] [WORKLOAD ...]
 
 Times are this process's CPU time by default: on a shared machine the other jobs take the
 cores away from both runs unevenly, which wall time counts and CPU time does not.
@@ -25,6 +27,7 @@ the plain run's own time swing by an order of magnitude, which no ratio survives
 
 import argparse
 import contextlib
+import math
 import statistics
 import time
 import warnings
@@ -36,13 +39,22 @@ from torch.overrides import TorchFunctionMode
 from fitlab.explain import Recorder, writes
 
 
+def drawn(net: nn.Module, g: torch.Generator) -> nn.Module:
+    """net with every parameter drawn from g (a module draws its own from torch's global generator)."""
+    with torch.no_grad():
+        for p in net.parameters():
+            bound = 1 / math.sqrt(p.shape[-1] if p.dim() > 1 else p.numel())
+            p.uniform_(-bound, bound, generator=g)
+    return net
+
+
 def conv_net():
-    torch.manual_seed(0)
-    net = nn.Sequential(
+    g = torch.Generator().manual_seed(0)
+    net = drawn(nn.Sequential(
         nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10))
-    data = [(torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))) for _ in range(50)]
+        nn.Flatten(), nn.Linear(16 * 7 * 7, 64), nn.ReLU(), nn.Linear(64, 10)), g)
+    data = [(torch.randn(64, 1, 28, 28, generator=g), torch.randint(0, 10, (64,), generator=g)) for _ in range(50)]
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
 
     def run():
@@ -54,11 +66,11 @@ def conv_net():
 
 
 def encoder():
-    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
     layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
-    net = nn.Sequential(nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False))
-    head = nn.Linear(128, 10)
-    data = [(torch.randn(16, 64, 128), torch.randint(0, 10, (16,))) for _ in range(10)]
+    net = drawn(nn.Sequential(nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)), g)
+    head = drawn(nn.Linear(128, 10), g)
+    data = [(torch.randn(16, 64, 128, generator=g), torch.randint(0, 10, (16,), generator=g)) for _ in range(10)]
     opt = torch.optim.AdamW([*net.parameters(), *head.parameters()], lr=1e-3)
 
     def run():
@@ -70,10 +82,10 @@ def encoder():
 
 
 def blog_net():
-    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
     shared = nn.Linear(5, 5)
-    net = nn.Sequential(nn.Linear(10, 5), nn.ReLU(), shared, nn.ReLU(), shared, nn.ReLU(), nn.Linear(5, 1))
-    X = torch.randn(50, 10)
+    net = drawn(nn.Sequential(nn.Linear(10, 5), nn.ReLU(), shared, nn.ReLU(), shared, nn.ReLU(), nn.Linear(5, 1)), g)
+    X = torch.randn(50, 10, generator=g)
     y = net(X).detach()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     loss_fn = nn.MSELoss()
@@ -88,9 +100,9 @@ def blog_net():
 
 
 def tiny_steps():
-    torch.manual_seed(0)
-    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
-    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    g = torch.Generator().manual_seed(0)
+    net = drawn(nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)), g)
+    x, y = torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
 
     def run():
@@ -132,6 +144,10 @@ def bare():
         writes.stop(nothing)
 
 
+WORKLOADS = {"conv_net": ("conv net, batch 64, 50 steps", conv_net),
+             "encoder": ("transformer encoder, 10 steps", encoder),
+             "blog_net": ("blog tiny net, 100 steps", blog_net),
+             "tiny_steps": ("tiny MLP, 2000 steps", tiny_steps)}
 CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
 clock = CLOCK["cpu"]
 
@@ -148,12 +164,16 @@ def timed(run, context) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("workloads", nargs="*", metavar="WORKLOAD", help=f"of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     parser.add_argument("--contents", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the recorder with --check-contents")
     ns = parser.parse_args()
+    for key in ns.workloads:
+        if key not in WORKLOADS:
+            parser.error(f"unknown workload {key!r}: choose from {', '.join(WORKLOADS)}")
     global clock
     clock = CLOCK[ns.clock]
     rounds = ns.rounds
@@ -164,9 +184,8 @@ def main() -> None:
     writes.written_ops()
     print(f"write kernels: {len(writes.written_ops())} ops, torch's schemas read in "
           f"{(time.perf_counter() - start) * 1e3:.0f} ms (once per process)")
-    workloads = [("conv net, batch 64, 50 steps", conv_net), ("transformer encoder, 10 steps", encoder),
-                 ("blog tiny net, 100 steps", blog_net), ("tiny MLP, 2000 steps", tiny_steps)]
-    for name, make in workloads:
+    for key in ns.workloads or WORKLOADS:
+        name, make = WORKLOADS[key]
         run = make()
         run()  # warm-up: allocator, kernels, caches
         timed(run, Recorder)
@@ -180,11 +199,17 @@ def main() -> None:
                 recorded.append(timed(run, Recorder))
                 if ns.contents:
                     contents.append(timed(run, lambda: Recorder(check_contents=True)))
-        p, b, r, k, a = (statistics.median(x) for x in (plain, floor, recorded, kernels, anomalous))
-        c = f"; --check-contents {statistics.median(contents) / p:4.2f}x" if contents else ""
-        print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {r * 1e3:7.1f} ms   ratio {r / p:5.2f}x"
-              f"   (bare {b / p:4.2f}x; + {k * 1e3:.0f} ms per recording = {(r + k) / p:4.2f}x for one run;"
-              f" anomaly mode {a / p:4.2f}x{c})")
+        p, k = statistics.median(plain), statistics.median(kernels)
+
+        def ratio(runs) -> float:
+            return statistics.median(run / alone for run, alone in zip(runs, plain))
+        r = ratio(recorded)
+        spread = sorted(run / alone for run, alone in zip(recorded, plain))
+        c = f"; --check-contents {ratio(contents):4.2f}x" if contents else ""
+        print(f"{name:<30} plain {p * 1e3:7.1f} ms   recorded {statistics.median(recorded) * 1e3:7.1f} ms   "
+              f"ratio {r:5.2f}x (rounds {spread[0]:.2f}-{spread[-1]:.2f})   (bare {ratio(floor):4.2f}x; "
+              f"+ {k * 1e3:.0f} ms per recording = {r + k / p:4.2f}x for one run; "
+              f"anomaly mode {ratio(anomalous):4.2f}x{c})")
 
 
 if __name__ == "__main__":

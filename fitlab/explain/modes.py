@@ -59,6 +59,27 @@ class GraphMode(TorchFunctionMode):
         return out
 
 
+def _step_started(optimizer, args, kwargs) -> None:
+    __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+    if not _compiling():  # Dynamo traces the step's hooks: a frame walk would break its graph
+        stacks.step_started(sys._getframe(1))
+
+
+def _step_ended(optimizer, args, kwargs) -> None:
+    __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+    if not _compiling():
+        stacks.step_ended(sys._getframe(1))
+
+
+def step_hooks() -> tuple:
+    """Global optimizer step pre- and post-hooks (their handles) that let every write of a step
+    share one capture of the frames above it (stack.step_started)."""
+    from torch.optim import optimizer  # torch imports it lazily: a program without one need not
+
+    return (optimizer.register_optimizer_step_pre_hook(_step_started),
+            optimizer.register_optimizer_step_post_hook(_step_ended))
+
+
 def grad_fn(t: torch.Tensor):
     """t.grad_fn, or None where reading it would raise what the program never asked for: a view
     made under no_grad whose base was written since (`w[0].fill_(0)` in a no_grad block returns
@@ -93,6 +114,15 @@ def target(t: torch.Tensor) -> str:
     if not t.is_leaf:  # a grad_fn, read without making its Python object: every write asks
         return "activation"
     return "parameter" if t.requires_grad or isinstance(t, torch.nn.Parameter) else "leaf"
+
+
+def scratch(tensors: list) -> bool:
+    """Whether every tensor is a leaf that needs no gradient and is no view: written by an
+    optimizer's own code (grad mode off), its state or a scratch tensor, which no graph saved."""
+    for t in tensors:  # a loop, not all() over a generator: every write in a step asks
+        if not t.is_leaf or t.requires_grad or t._is_view():
+            return False
+    return True
 
 
 def in_module(stack: tuple) -> bool:

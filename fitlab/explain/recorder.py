@@ -164,6 +164,7 @@ class Recorder:
         self.recorded_threads: set = set()
         # True in a forked child, which records nothing.
         self.forked = False
+        self._step_hooks: tuple = ()
 
     def __enter__(self) -> Self:
         # Nodes numbered below this (on the recording thread) were made before the recording.
@@ -183,6 +184,7 @@ class Recorder:
         original = inspect.getattr_static(torch.autograd.Function, "apply")
         torch.autograd.Function.apply = classmethod(self._applied(
             lambda cls, *args, **kwargs: original.__get__(None, cls)(*args, **kwargs)))
+        self._step_hooks = modes.step_hooks()
         _ACTIVE.add(self)
         return self
 
@@ -197,6 +199,8 @@ class Recorder:
                 del torch.autograd.Function.apply
             else:
                 torch.autograd.Function.apply = self._apply
+        for hook in self._step_hooks:
+            hook.remove()
         _ACTIVE.discard(self)
         if not self.forked:
             self._mode.__exit__(None, None, None)
@@ -264,6 +268,11 @@ class Recorder:
         self._showwarning(message, category, filename, lineno, file, line)
 
     def _record_write(self, name: str, inplace: bool, tensors: list) -> None:
+        # Most of a step's writes go to the optimizer's state and scratch tensors, which no graph
+        # saves: recording them would be most of the step's cost.
+        if (stacks.stepping() and not torch.is_grad_enabled() and modes.scratch(tensors)
+                and stacks.in_steps_own_code(3)):
+            return
         self.seq += 1
         if inplace:
             self.last_inplace = self.seq

@@ -196,8 +196,10 @@ def _stale_lines(s) -> list:
         label = "written at" if i == 0 else "then at"
         out += _lines(label, w.frames, f"   ({w.op}, version {w.version_before} -> {w.version_before + 1})",
                       callers=3 if i == 0 else 1, via=w.via)
-    if s.writes_missing > 0:
+    if s.writes_missing > 0 and s.writes:
         out.append(f"  ({s.writes_missing} earlier write(s) no longer recorded)")
+    elif s.writes_missing > 0:  # evicted, or never recorded (an optimizer's write to its own state)
+        out.append(f"  ({s.writes_missing} write(s) since the save not recorded)")
     return out
 
 

@@ -13,6 +13,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import threading
 import types
 from dataclasses import dataclass
 
@@ -61,16 +62,89 @@ class Via:
         return f"{self.package} ({self.frames} frame{'s' if self.frames != 1 else ''})"
 
 
+class _Steps(threading.local):
+    """The optimizer steps running on this thread: each step's wrapper frame (alive while the
+    step runs, so `is` cannot confuse it with another) and the stack captured above it."""
+
+    frames: tuple = ()
+    above: tuple = ()
+
+
+_STEPS = _Steps()
+
+
+def step_started(wrapper) -> None:
+    """Called from an optimizer step's wrapper frame (a global step pre-hook): captures the stack
+    above it once for all the step's writes, which would otherwise each walk every frame up to
+    the program's start."""
+    steps = _STEPS
+    if steps.frames and steps.frames[-1] is wrapper:  # another recorder's hook came first
+        return
+    above = capture_from(wrapper.f_back)
+    live = {id(f) for f in _frames(wrapper)}
+    # A step that raised never reached its post-hook: it is not on the stack any more.
+    keep = [i for i, f in enumerate(steps.frames) if id(f) in live]
+    steps.frames = (*(steps.frames[i] for i in keep), wrapper)
+    steps.above = (*(steps.above[i] for i in keep), above)
+
+
+def step_ended(wrapper) -> None:
+    """Called from the step's wrapper frame (a global step post-hook) as the step returns."""
+    steps = _STEPS
+    if steps.frames and steps.frames[-1] is wrapper:
+        steps.frames, steps.above = steps.frames[:-1], steps.above[:-1]
+
+
+def stepping() -> bool:
+    """Whether an optimizer step is running on this thread (its pre-hook ran, its post-hook not yet)."""
+    return bool(_STEPS.frames)
+
+
+def in_steps_own_code(skip: int) -> bool:
+    """Whether the frame `skip` levels up runs an optimizer step's own code: an optimizer step is
+    running on this thread and only torch's frames (and the recorder's) lie between that frame
+    and the step's: not a closure's line, nor another package's optimizer."""
+    steps = _STEPS.frames
+    if not steps:
+        return False
+    step, f = steps[-1], sys._getframe(skip)
+    while f is not None:
+        if f is step:
+            return True
+        filename = f.f_code.co_filename
+        if owner(filename) != "torch" and not filename.startswith(_EXPLAIN):
+            return False
+        f = f.f_back
+    return False
+
+
+def _frames(f):
+    while f is not None:
+        yield f
+        f = f.f_back
+
+
 def capture(skip: int = 1) -> tuple:
     """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
     program's start (see line_of)."""
-    f = sys._getframe(skip)
+    return capture_from(sys._getframe(skip))
+
+
+def capture_from(f) -> tuple:
+    """The stack from frame f outward, as capture: inside an optimizer step, the frames above
+    the step's wrapper are those its pre-hook captured (they wait for the step to return, at the
+    same instructions)."""
+    steps = _STEPS.frames
+    step = steps[-1] if steps else None
     out = []
     while f is not None and len(out) < MAX_DEPTH:
         code = f.f_code
         if id(code) in _BOUNDARIES:
             break
         out.append((code, f.f_lasti))
+        if f is step:
+            out.extend(_STEPS.above[-1][:MAX_DEPTH - len(out)])
+            break
         f = f.f_back
     return tuple(out)
 
