@@ -16,7 +16,7 @@ else:
     from ui.decode import decode_section
     from ui.history import one_entry_per_change
     from ui.phone import narrow_screen_style, result_in_view
-    from ui.share import warn_about_url
+    from ui.share import tabs_in_url, warn_about_url
     from ui.sidebar import read_config, refusal_section
     from ui.state import drawing, run_with_progress
     from ui.warmup import page_ran
@@ -52,7 +52,7 @@ else:
         if config is None:
             # The page stays whole: why these settings do not run, and the nearest
             # that do; earlier runs stay comparable.
-            refused, compare = st.tabs(["Training", "Compare runs"], key="refused_view", on_change="rerun")
+            refused, compare = tabs_in_url(["Training", "Compare runs"], key="refused_view")
             with refused:
                 refusal_section()
         else:
@@ -61,8 +61,8 @@ else:
             remember(run, started)
             if run.error is not None:
                 error_panel(run)  # the lesson comes first, torch's own words
-                inside, gallery, compare = st.tabs(["Inside the failure", "Fix gallery", "Compare runs"],
-                                                   key="failure_view", on_change="rerun")
+                inside, gallery, compare = tabs_in_url(["Inside the failure", "Fix gallery", "Compare runs"],
+                                                       key="failure_view")
                 with inside:
                     if inside.open:
                         failure_diagnosis(config)
@@ -73,9 +73,9 @@ else:
             else:
                 # Tabs rerun the page when switched, so a tab's content is drawn only
                 # while it is open: the browser renders one tab, not six (ui/state.py).
-                training, watching, student, gradients, compare, sweep = st.tabs(
+                training, watching, student, gradients, compare, sweep = tabs_in_url(
                     ["Training", "Watch it learn", "Student vs teacher", "The shared layer's gradients",
-                     "Compare runs", "Sweep"], key="view", on_change="rerun")
+                     "Compare runs", "Sweep"], key="view")
                 with training:
                     opened_from_sweep(config)
                     loss_section(run, first_screen=training.open)

@@ -18,31 +18,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import time
-from pathlib import Path
 
-from tools.load import Heard, session
+from tools.load import Heard, cpu_seconds, session, wait_quiet
 from tools.server import free_port, start_server, stop_server, wait_healthy
-from ui.warmup import LESSON_AFTER_PAGE_SECONDS
 
 LINK = "width=12&lr=0.05&seed=7&epochs=300"  # the issue's link: not trained by the warm-up
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_idle(pid: int, quiet: float = 0.02, seconds: float = 2.0, patience: float = 120) -> None:
-    """Wait until `pid` has used under `quiet` of a core over `seconds` (a
-    fresh server's warm-up done)."""
-    deadline = time.monotonic() + patience
-    while time.monotonic() < deadline:
-        before = cpu_seconds(pid)
-        time.sleep(seconds)
-        if cpu_seconds(pid) - before < quiet * seconds:
-            return
 
 
 async def pages(ws_url: str, link: str, count: int, at_once: bool) -> list[Heard]:
@@ -74,8 +54,8 @@ def measure(script: str, link: str, count: int, crowd: int, *options: str) -> tu
         try:
             wait_healthy(url, server)
             asyncio.run(session(ws_url, link, Heard(link)))  # trains it (fitlab), imports (both)
-            time.sleep(LESSON_AFTER_PAGE_SECONDS + 1)  # fitlab's warm-up goes on after a first page
-            wait_idle(server.pid)
+            # fitlab's warm-up goes on after a first page; the server process quiet, its workers not counted
+            wait_quiet(server.pid, quiet=0.02, seconds=2.0, patience=120, cpu=cpu_seconds)
             asyncio.run(session(ws_url, link, Heard(link)))  # a first cached view builds the views
             one, _ = cost(server.pid, ws_url, link, count, False)
             many, heard = cost(server.pid, ws_url, link, crowd, True)

@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,10 @@ class Heard:
     chart      the first chart
     finished   the end of the page's run
     places     every place-in-line note, as (seconds, text)
+    busy       told the server is busy
+    progress   the first progress bar (a lecture's mover: a job that got its slot at once)
+    exception  shown an exception
+    latest     the latest message so far
     """
 
     query: str
@@ -66,7 +71,9 @@ class Heard:
     finished: float | None = None
     places: list = field(default_factory=list)
     busy: bool = False
-    progress: float | None = None  # the first progress bar (a lecture's mover)
+    progress: float | None = None
+    exception: bool = False
+    latest: float | None = None
 
 
 def resident_mib(pid: int) -> float:
@@ -99,32 +106,39 @@ def tree_pids(pid: int) -> list[int]:
     return seen
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process `pid` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """User and system CPU seconds of `pid` and its descendants so far."""
     total = 0.0
     for p in tree_pids(pid):
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += cpu_seconds(p)
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 
-def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 3.0, patience: float = 180) -> None:
-    """Wait until `pid`'s tree has used under `quiet` of a core over
-    `seconds`: the servers' warm-ups done (their lesson run, a worker
-    started, its first script), as on a server up before the class. Call
-    it after a first page on every replica: a warm-up waits
-    LESSON_AFTER_PAGE_SECONDS, quiet, before its lesson run, so the quiet
-    is looked for only after that (a lecture began during the wait, and its
-    first students met the replicas importing torch._dynamo)."""
+def wait_quiet(pid: int, quiet: float = 0.05, seconds: float = 3.0, patience: float = 180,
+               cpu: Callable[[int], float] = tree_cpu_seconds) -> None:
+    """Wait until `pid` has used under `quiet` of a core over `seconds`,
+    counted by `cpu` (by default its whole tree: replicas, workers): the
+    servers' warm-ups done (their lesson run, a worker started, its first
+    script), as on a server up before the class. Call it after a first page
+    on every replica: a warm-up waits LESSON_AFTER_PAGE_SECONDS, quiet,
+    before its lesson run, so the quiet is looked for only after that (a
+    lecture began during the wait, and its first students met the replicas
+    importing torch._dynamo)."""
     time.sleep(LESSON_AFTER_PAGE_SECONDS + 1)
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
-        before = tree_cpu_seconds(pid)
+        before = cpu(pid)
         time.sleep(seconds)
-        if tree_cpu_seconds(pid) - before < quiet * seconds:
+        if cpu(pid) - before < quiet * seconds:
             return
 
 
@@ -147,39 +161,52 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
     async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=30,
                                   ping_interval=None,
                                   additional_headers=None if cookie is None else {"Cookie": cookie}) as ws:
-        ask = BackMsg()
-        ask.rerun_script.query_string = query
-        ask.rerun_script.page_script_hash = ""
-        started = time.perf_counter()
-        last = 0.0
-        await ws.send(ask.SerializeToString())
-        while getattr(heard, until) is None and not (stop is not None and stop.is_set()):
-            try:
-                data = await asyncio.wait_for(ws.recv(), timeout=0.5)
-            except TimeoutError:
-                continue
-            now = time.perf_counter() - started
-            msg = ForwardMsg.FromString(data)
-            kind = msg.WhichOneof("type")
-            if heard.first is None:
-                heard.first = now
-            if kind == "script_finished":
-                heard.finished = now
-            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                element = msg.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "vega_lite_chart" and heard.chart is None:
-                    heard.chart = now
-                elif which == "alert" and element.alert.body.startswith("Waiting to start"):
-                    if heard.waiting is None:
-                        heard.waiting, heard.unheard = now, now - last
-                    heard.places.append((now, element.alert.body))
-                elif which == "alert" and "too busy" in element.alert.body:
-                    heard.busy = True
-            last = now
+        await _ask(ws, heard, lambda h: getattr(h, until) is not None, query=query, stop=stop)
         if stop is not None:
             await stop.wait()
     return heard
+
+
+async def _ask(ws, heard: Heard, done=lambda h: h.finished is not None, query: str | None = None,
+               stop: asyncio.Event | None = None) -> None:
+    """Ask for the page of `query` (default heard.query) on `ws` and note
+    what comes back until `done(heard)`, or until `stop` is set."""
+    ask = BackMsg()
+    ask.rerun_script.query_string = heard.query if query is None else query
+    ask.rerun_script.page_script_hash = ""
+    started = time.perf_counter()
+    await ws.send(ask.SerializeToString())
+    while not done(heard) and not (stop is not None and stop.is_set()):
+        try:  # with `stop`, a look at it twice a second
+            data = await asyncio.wait_for(ws.recv(), timeout=None if stop is None else 0.5)
+        except TimeoutError:
+            continue
+        _note(heard, ForwardMsg.FromString(data), time.perf_counter() - started)
+
+
+def _note(heard: Heard, msg: ForwardMsg, now: float) -> None:
+    """Note in `heard` what `msg`, come `now` seconds after the ask, tells."""
+    if heard.first is None:
+        heard.first = now
+    kind = msg.WhichOneof("type")
+    if kind == "script_finished":
+        heard.finished = now
+    elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+        element = msg.delta.new_element
+        which = element.WhichOneof("type")
+        if which == "vega_lite_chart" and heard.chart is None:
+            heard.chart = now
+        elif which == "exception":
+            heard.exception = True
+        elif which == "progress" and heard.progress is None:
+            heard.progress = now
+        elif which == "alert" and element.alert.body.startswith("Waiting to start"):
+            if heard.waiting is None:
+                heard.waiting, heard.unheard = now, now - (heard.latest or 0.0)
+            heard.places.append((now, element.alert.body))
+        elif which == "alert" and "too busy" in element.alert.body:
+            heard.busy = True
+    heard.latest = now
 
 
 @dataclass
@@ -259,7 +286,11 @@ class Student:
 
     link: Heard
     moved: Heard | None = None
-    exception: bool = False
+
+    @property
+    def exception(self) -> bool:
+        """Shown an exception, on the link or after the move."""
+        return self.link.exception or (self.moved is not None and self.moved.exception)
 
 
 async def student(ws_url: str, me: Student, heavy: str | None, move: asyncio.Event,
@@ -270,42 +301,13 @@ async def student(ws_url: str, me: Student, heavy: str | None, move: asyncio.Eve
     busy; the tab stays open until `stop`."""
     async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
                                   ping_interval=None) as ws:
-        await _ask(ws, me.link, me)
+        await _ask(ws, me.link)
         if heavy is not None:
             await move.wait()
             me.moved = Heard(heavy)
-            await _ask(ws, me.moved, me, done=lambda h: told(h) is not None or h.busy)
+            await _ask(ws, me.moved, done=lambda h: told(h) is not None or h.busy)
         await stop.wait()
     return me
-
-
-async def _ask(ws, heard: Heard, me: Student, done=lambda h: h.finished is not None) -> None:
-    """Ask for heard.query's page on `ws` and note what comes back until `done(heard)`."""
-    ask = BackMsg()
-    ask.rerun_script.query_string = heard.query
-    ask.rerun_script.page_script_hash = ""
-    started = time.perf_counter()
-    await ws.send(ask.SerializeToString())
-    while not done(heard):
-        msg = ForwardMsg.FromString(await ws.recv())
-        now = time.perf_counter() - started
-        heard.first = heard.first if heard.first is not None else now
-        kind = msg.WhichOneof("type")
-        if kind == "script_finished":
-            heard.finished = now
-        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            element = msg.delta.new_element
-            which = element.WhichOneof("type")
-            if which == "vega_lite_chart" and heard.chart is None:
-                heard.chart = now
-            elif which == "exception":
-                me.exception = True
-            elif which == "progress" and heard.progress is None:  # a job that got its slot at once
-                heard.progress = now
-            elif which == "alert" and element.alert.body.startswith("Waiting to start"):
-                heard.waiting = heard.waiting if heard.waiting is not None else now
-            elif which == "alert" and "too busy" in element.alert.body:
-                heard.busy = True
 
 
 # A child process: the health check's seconds through the proxy (or "none"),
@@ -456,7 +458,7 @@ async def lecture(url: str, pid: int, students: int = 200, movers: int = 40, arr
 async def _late(ws_url: str, me: Student) -> None:
     async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
                                   ping_interval=None) as ws:
-        await _ask(ws, me.link, me, done=lambda h: h.chart is not None)
+        await _ask(ws, me.link, done=lambda h: h.chart is not None)
 
 
 async def visitors_at_once(url: str, count: int) -> list[Heard]:

@@ -1,7 +1,8 @@
 """The browser's history: one entry per deliberate change, so Back returns
 to the previous screen.
 
-Streamlit 1.67 writes a bound widget's change into the address bar with
+Streamlit 1.67 writes a bound widget's change (a tab switch too: the open
+tab is in the URL, ui/share.py) into the address bar with
 history.replaceState (its frontend's updateUrlParam, given an absolute URL),
 so a slider move or a ticked box replaced the entry and Back left the app;
 a change the script makes to the URL (st.query_params, or session state of

@@ -1,5 +1,5 @@
-"""Share links: the sidebar's state lives in the URL, and a bad URL is
-answered with a warning and a working page, never a traceback.
+"""Share links: the sidebar's state and the open tab live in the URL, and a
+bad URL is answered with a warning and a working page, never a traceback.
 
 Streamlit drops a bound URL value it cannot use (wrong type, out of range)
 silently; to say so, the page remembers the URL it was opened with before any
@@ -13,7 +13,7 @@ link to the run on screen.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -24,6 +24,9 @@ URL = "query-params"  # the widgets' bind= value: the setting lives in the URL
 _OPENED_WITH = "url_opened_with"  # session key of the URL the session began with
 # What a session keeps of the URL it was opened with: enough to report it.
 _KEPT_KEYS, _KEPT_CHARS = 100, 1000
+# Each tab bar's key, drawn by tabs_in_url: the URL's key of its open tab.
+# The same keys for every session (the page's code names them).
+_TAB_KEYS: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,10 @@ class Ignored:
 
     key     the URL's key
     values  its values in the URL (each cut to what the session keeps)
-    kind    "unknown" (not a setting), "repeated", or "invalid"
-    used    the value the page uses instead (None for an unknown key)
+    kind    "unknown" (not a setting), "repeated", "invalid", or "tab"
+            (not a label of the tabs the key opens)
+    used    the value the page uses instead (None for an unknown key; the
+            tab it opens for a tab)
     default whether `used` is the setting's default
     """
 
@@ -75,6 +80,8 @@ def ignored_lines(problems, unseen: int = 0, allowed=lambda key: None) -> list[s
 def _ignored_because(problem, allowed: str | None = None) -> str:
     if problem.kind == "unknown":
         return "not a setting of this page; ignored"
+    if problem.kind == "tab":
+        return f"not a tab of this page; opening {problem.used}"
     used = _setting_value(problem.used)
     instead = f"the default, {used}" if problem.default else used
     if problem.kind == "repeated":
@@ -142,11 +149,23 @@ def remember_url() -> None:
     st.session_state[_OPENED_WITH + "_keys"] = len(st.query_params)
 
 
-def url_problems(requested: Mapping[str, list[str]], settings: Mapping[str, object]) -> list[Ignored]:
+def tabs_in_url(labels: Sequence[str], key: str):
+    """st.tabs whose open tab lives in the URL under `key`, as a setting does:
+    ?view=Sweep opens the Sweep tab, the first tab leaves the URL clean, a
+    switch is an entry of the browser's history (ui/history.py), and a label
+    the tabs lack opens the first tab (warn_about_url says so). Each tab's
+    .open says whether it is on screen."""
+    _TAB_KEYS.add(key)
+    return st.tabs(labels, key=key, on_change="rerun", bind=URL)
+
+
+def url_problems(requested: Mapping[str, list[str]], settings: Mapping[str, object],
+                 tabs: Collection[str] = ()) -> list[Ignored]:
     """Each query parameter the page could not honour.
 
     `requested` maps each key of the URL to its values; `settings` maps each
-    widget key to the value the widget holds after reading the URL.
+    widget key to the value the widget holds after reading the URL; `tabs`
+    are the keys of tab bars (their value the open tab's label).
     """
     problems = []
     for key, values in requested.items():
@@ -155,7 +174,7 @@ def url_problems(requested: Mapping[str, list[str]], settings: Mapping[str, obje
         elif len(values) != 1:
             problems.append(_instead(key, values, "repeated", settings[key]))
         elif not _means(values[0], settings[key]):
-            problems.append(_instead(key, values, "invalid", settings[key]))
+            problems.append(_instead(key, values, "tab" if key in tabs else "invalid", settings[key]))
     return problems
 
 
@@ -168,7 +187,7 @@ def warn_about_url(where=None) -> None:
     if not requested:
         return
     st.session_state[_OPENED_WITH] = {}  # warn on the first view only
-    problems = url_problems(requested, st.session_state.to_dict())
+    problems = url_problems(requested, st.session_state.to_dict(), _TAB_KEYS)
     if not problems:
         return
     unseen = st.session_state.get(_OPENED_WITH + "_keys", len(requested)) - len(requested)

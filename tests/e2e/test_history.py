@@ -103,3 +103,21 @@ def test_back_after_a_sweep_cell_returns_to_the_settings_before_it_whole(page, s
     expect(seed).to_have_value("1")
     expect(width).to_have_attribute("aria-valuetext", "6")
     assert "lr=0.02" in page.url and "seed=1" in page.url and "width=6" in page.url
+
+
+def test_back_after_a_sweep_cell_returns_to_the_sweep_tab(page, server):
+    open_page(page, server)
+    panel = page.get_by_role("tabpanel", name="Sweep")
+    open_tab(page, "Sweep", panel.get_by_role("button", name="Run the sweep"))
+    rerun_after(page, lambda: panel.get_by_role("button", name="Run the sweep").click())
+    cell = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path[aria-label^="lr: 0.1; seed: 3;"]')
+    rerun_after(page, cell.click)                  # the cell opens on its Training tab
+    expect(page.get_by_role("tab", name="Training")).to_have_attribute("aria-selected", "true")
+    assert "view=" not in page.url and "lr=0.1" in page.url   # the first tab: a clean URL
+    rerun_after(page, page.go_back)
+    expect(page.get_by_role("tab", name="Sweep")).to_have_attribute("aria-selected", "true")  # today: Training
+    expect(panel.locator(".st-key-sweep_heatmap svg.marks")).to_be_visible()
+    assert "view=Sweep" in page.url and "lr=" not in page.url
+    page.reload()                                  # a reload, or the link shared, opens the same tab
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    expect(page.get_by_role("tab", name="Sweep")).to_have_attribute("aria-selected", "true")

@@ -1,6 +1,7 @@
 """Share links and garbage in the URL, through AppTest's query parameters."""
 
 import pytest
+from streamlit.proto.Block_pb2 import Block as BlockProto
 
 from fitlab import Config, train
 from fitlab.config import SETTINGS
@@ -122,6 +123,66 @@ def test_a_huge_value_and_a_flood_of_keys_are_cut_short():
     assert lines[0].startswith("• width=" + "9" * SHOWN_CHARS + "… (cut short)")
     assert lines[-1] == "• … and 992 more parts of the link, not settings of this page or not usable; ignored."
     assert dict(at.query_params) == {}
+
+
+SWEEP_HEADER = "Sweep: the learning rate, and how much luck matters"
+
+
+def tab_bar(at, key: str):
+    """The message of the tab bar `key` to the browser."""
+    def bars(node):
+        proto = getattr(node, "proto", None)
+        if isinstance(proto, BlockProto) and proto.WhichOneof("type") == "tab_container" \
+                and proto.tab_container.id.endswith(f"-{key}"):
+            yield proto.tab_container
+        for child in getattr(node, "children", {}).values():
+            yield from bars(child)
+
+    (bar,) = bars(at.main)
+    return bar
+
+
+def test_a_link_opens_its_tab_and_a_switch_is_written_to_the_url():
+    at = open_link(view="Sweep", lr="0.02")
+    assert not at.exception and not at.warning
+    assert at.session_state["view"] == "Sweep"
+    assert SWEEP_HEADER in [h.value for h in at.header]    # the Sweep tab drawn, not Training's
+    assert dict(at.query_params) == {"view": "Sweep", "lr": "0.02"}
+    # A click on a tab is written to the URL by the browser (Streamlit's frontend, from these;
+    # tests/e2e/test_history.py sees it): under "view", the first tab left out.
+    bar = tab_bar(at, "view")
+    assert (bar.query_param_key, bar.default_tab_label) == ("view", "Training")
+    # The page's own switch: a sweep cell loaded opens its Training tab, the first: a clean URL.
+    at.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    at.text_input(key="sweep_seed").set_value("0, 3")
+    at.button(key="sweep_run").click().run()
+    at.selectbox(key="sweep_cell").select_index(3).run()
+    at.button(key="sweep_load").click().run()
+    assert not at.exception and at.session_state["view"] == "Training"
+    assert dict(at.query_params) == {"lr": "0.05", "seed": "3"}
+
+
+@pytest.mark.slow  # the lesson's script runs in a worker process
+def test_a_lesson_link_opens_its_tab():
+    at = open_link(detach="false", epochs="3", failure_view="Compare runs")
+    assert not at.exception and not at.warning
+    assert at.session_state["failure_view"] == "Compare runs"
+    assert "Compare runs" in [h.value for h in at.header]
+    bar = tab_bar(at, "failure_view")
+    assert (bar.query_param_key, bar.default_tab_label) == ("failure_view", "Inside the failure")
+
+
+@pytest.mark.parametrize("value", ["Nope", "sweep", "", IMAGE, HEADING, PHISHING])
+def test_a_tab_the_page_does_not_have_opens_training_and_says_so_in_plain_text(value):
+    at = open_link(view=value, seed="4")
+    assert not at.exception and not at.error
+    assert at.session_state["view"] == "Training" and len(loss_charts(at)) == 1
+    shown = value.replace("\n", "\\n")[:SHOWN_CHARS]
+    assert f"• view={shown}" in ignored_text(at)
+    assert "not a tab of this page; opening Training." in ignored_text(at)
+    for text in markdown_shown(at):
+        assert not any(part in text for part in ("evil.example", "pix.png", "hacked", "Nope"))
+    assert dict(at.query_params) == {"seed": "4"}
 
 
 def test_the_warning_is_shown_once_then_the_page_moves_on():
