@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import websockets
@@ -51,20 +51,22 @@ class Heard:
 
     first      the first message back
     waiting    the first "Waiting to start …" note (its place in line)
-    unheard    the silence before that note: how long after the message
-               before it (a lesson's page runs a job, then waits for the next)
+    silence    the longest silence while in line: before a place note
+               (since the message before it) or after one (until the next
+               message: its next place or its slot; until the end if still
+               in line). A job's run between two waits is not in line (a
+               lesson's page waits for its training, its replay and the
+               blog's script in turn).
     chart      the first chart
     finished   the end of the page's run
-    places     every place-in-line note, as (seconds, text)
     """
 
     query: str
     first: float | None = None
     waiting: float | None = None
-    unheard: float | None = None
+    silence: float | None = None
     chart: float | None = None
     finished: float | None = None
-    places: list = field(default_factory=list)
     busy: bool = False
     progress: float | None = None  # the first progress bar (a lecture's mover)
 
@@ -151,7 +153,7 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
         ask.rerun_script.query_string = query
         ask.rerun_script.page_script_hash = ""
         started = time.perf_counter()
-        last = 0.0
+        last, in_line = 0.0, False  # in_line: the last message was a place note
         await ws.send(ask.SerializeToString())
         while getattr(heard, until) is None and not (stop is not None and stop.is_set()):
             try:
@@ -163,6 +165,7 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
             kind = msg.WhichOneof("type")
             if heard.first is None:
                 heard.first = now
+            placed = False
             if kind == "script_finished":
                 heard.finished = now
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
@@ -171,12 +174,15 @@ async def session(ws_url: str, query: str, heard: Heard, until: str = "finished"
                 if which == "vega_lite_chart" and heard.chart is None:
                     heard.chart = now
                 elif which == "alert" and element.alert.body.startswith("Waiting to start"):
-                    if heard.waiting is None:
-                        heard.waiting, heard.unheard = now, now - last
-                    heard.places.append((now, element.alert.body))
+                    heard.waiting = heard.waiting if heard.waiting is not None else now
+                    placed = True
                 elif which == "alert" and "too busy" in element.alert.body:
                     heard.busy = True
-            last = now
+            if placed or in_line:
+                heard.silence = max(heard.silence or 0.0, now - last)
+            last, in_line = now, placed
+        if in_line:  # still in line when no longer listened to: silent since
+            heard.silence = max(heard.silence, time.perf_counter() - started - last)
         if stop is not None:
             await stop.wait()
     return heard
@@ -196,14 +202,12 @@ class Figures:
     def lines(self) -> list[str]:
         heard = [h.first for h in self.heavy]
         told = [h for h in self.heavy if h.waiting is not None]
-        gaps = [b[0] - a[0] for h in told for a, b in zip(h.places, h.places[1:])]
-        gaps += [h.unheard for h in told]
         silent = sum(1 for h in heard if h is None)
         return [
             f"{len(self.heavy)} heavy sessions: the slowest heard back after "
             f"{max((h for h in heard if h is not None), default=float('nan')):.2f} s"
             f"{f', {silent} heard nothing' if silent else ''}; {len(told)} were told their place "
-            f"(the longest silence before a first place or between updates {max(gaps, default=0):.2f} s, "
+            f"(the longest silence while in line {max((h.silence for h in told), default=0):.2f} s, "
             f"goal 2 s); "
             f"{sum(h.busy for h in self.heavy)} were told the server is busy",
             f"a new visitor's cached default page: first chart after {_s(self.visitor.chart)}",

@@ -59,17 +59,17 @@ def test_every_session_hears_back_and_sees_its_place(crowd):
     assert all(h.first is not None and h.first <= 5 for h in figures.heavy), [h.first for h in figures.heavy]
     waited = [h for h in figures.heavy if h.waiting is not None]
     assert len(waited) >= HEAVY - 2 - 8  # two run at once; the rest wait, or are told the server is busy
-    # Told its place soon after the page's previous message (a lesson's page
-    # runs one job, then waits for its next), and again while it waits. The
-    # goal, 2 s (the gate tells every 1 s), is python -m tools.load's to
-    # measure: on the shared 2-core machine one session's silence reached
-    # 2.8 s in a run otherwise within every goal. The test holds the bound that
-    # tells a server that keeps telling from one that stalls (7.3 s with the
-    # file watcher on; 66–108 s before the fair gate).
-    assert all(h.unheard <= SILENCE_BOUND for h in waited), sorted(round(h.unheard, 2) for h in waited)[-6:]
-    for h in waited:
-        times = [t for t, _ in h.places]
-        assert all(b - a <= SILENCE_BOUND for a, b in zip(times, times[1:])), times
+    # Never long without a word while in line (Heard.silence): told its place
+    # soon after the page's previous message, and again, or given its slot,
+    # soon after each place. A job's run between two of a page's waits is not
+    # silence in line: it was measured as such, and a lesson's blog script
+    # running in its worker came near the bound. The goal, 2 s (the gate
+    # tells every 1 s), is python -m tools.load's to measure: on the shared
+    # 2-core machine one session's silence reached 2.8 s in a run otherwise
+    # within every goal. The test holds the bound that tells a server that
+    # keeps telling from one that stalls (7.3 s with the file watcher on;
+    # 66–108 s before the fair gate).
+    assert all(h.silence <= SILENCE_BOUND for h in waited), sorted(round(h.silence, 2) for h in waited)[-6:]
 
 
 def test_a_new_visitor_the_health_check_and_a_small_run_are_served(crowd):
