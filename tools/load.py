@@ -10,9 +10,10 @@ times are the server's alone.
     python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto] [--visitors N]
 
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
-file watcher), opens `--heavy` sessions on distinct costly-but-allowed
-links, then a visitor of the cached default page, a health check and a
-small new run, and prints the figures docs/measurements/robustness.md records. The suite's
+file watcher), waits for its warm-up (a first visitor's page read to its
+end, then the server quiet), opens `--heavy` sessions on distinct
+costly-but-allowed links, then a visitor of the cached default page, a
+health check and a small new run, and prints the figures docs/measurements/robustness.md records. The suite's
 load test (tests/e2e/test_load.py) runs the same with its goals as asserts.
 """
 
@@ -490,10 +491,10 @@ def lecture_on_replicas(port: int, replicas: int) -> Lecture:
 
 
 def warm_replicas(ports: list[int], pid: int) -> None:
-    """The teacher's default page on each replica (on 127.0.0.1:`ports`,
-    asked directly: through the proxy a few pages may all hash to one), then
-    wait until `pid`'s tree is quiet: every warm-up done, as on a server up
-    before the lecture."""
+    """The teacher's default page on each replica or server (on
+    127.0.0.1:`ports`, asked directly: through the proxy a few pages may all
+    hash to one), read to its end, then wait until `pid`'s tree is quiet:
+    every warm-up done, as on a server up before the class."""
     async def pages():
         await asyncio.wait_for(asyncio.gather(*(
             session(f"ws://127.0.0.1:{p}/_stcore/stream", "", Heard(""), until="finished") for p in ports)), 120)
@@ -529,10 +530,11 @@ def main() -> None:
             wait_healthy(url, server)
             ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
             first, idle = Heard(""), Heard("")
-            asyncio.run(session(ws_url, "", first, until="chart"))
+            asyncio.run(session(ws_url, "", first))  # to its end: then the warm-up goes on (wait_quiet)
             asyncio.run(session(ws_url, "", idle, until="chart"))
             print(f"idle: the first visitor's default page: first chart after {_s(first.chart)}; "
                   f"the next visitor's (cached): {_s(idle.chart)}")
+            wait_quiet(server.pid)  # the crowd comes to a server up before it
             if args.visitors:
                 visitors = asyncio.run(visitors_at_once(url, args.visitors))
                 print(f"{args.visitors} visitors of the cached page at once: first message (fastest / median / "
