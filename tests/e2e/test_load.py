@@ -66,14 +66,10 @@ def test_every_session_hears_back_and_sees_its_place(crowd):
     assert len(waited) >= HEAVY - 2 - 8  # two run at once; the rest wait, or are told the server is busy
     # Never long without a word while in line (Heard.silence): told its place
     # soon after the page's previous message, and again, or given its slot,
-    # soon after each place. A job's run between two of a page's waits is not
-    # silence in line: it was measured as such, and a lesson's blog script
-    # running in its worker came near the bound. The goal, 2 s (the gate
-    # tells every 1 s), is python -m tools.load's to measure: on the shared
-    # 2-core machine one session's silence reached 2.8 s in a run otherwise
-    # within every goal. The test holds the bound that tells a server that
-    # keeps telling from one that stalls (7.3 s with the file watcher on;
-    # 66–108 s before the fair gate).
+    # soon after each place; a job's run between two of a page's waits is not
+    # silence in line. The goal, 2 s (the gate tells every 1 s), is python -m
+    # tools.load's to measure on the shared machine; the test holds the bound
+    # that tells a gate that keeps telling from one that stops.
     assert all(h.silence <= SILENCE_BOUND for h in waited), sorted(round(h.silence, 2) for h in waited)[-6:]
 
 
