@@ -10,9 +10,10 @@ times are the server's alone.
     python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto] [--visitors N]
 
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
-file watcher), opens `--heavy` sessions on distinct costly-but-allowed
-links, then a visitor of the cached default page, a health check and a
-small new run, and prints the figures docs/measurements/robustness.md records. The suite's
+file watcher), waits for its warm-up (a first visitor's page read to its
+end, then the server quiet), opens `--heavy` sessions on distinct
+costly-but-allowed links, then a visitor of the cached default page, a
+health check and a small new run, and prints the figures docs/measurements/robustness.md records. The suite's
 load test (tests/e2e/test_load.py) runs the same with its goals as asserts.
 """
 
@@ -26,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import websockets
@@ -52,28 +53,32 @@ class Heard:
 
     first      the first message back
     waiting    the first "Waiting to start …" note (its place in line)
-    unheard    the silence before that note: how long after the message
-               before it (a lesson's page runs a job, then waits for the next)
+    silence    the longest silence while in line: before a place note
+               (since the message before it) or after one (until the next
+               message: its next place or its slot; until the end if still
+               in line). A job's run between two waits is not in line (a
+               lesson's page waits for its training, its replay and the
+               blog's script in turn).
     chart      the first chart
     finished   the end of the page's run
-    places     every place-in-line note, as (seconds, text)
     busy       told the server is busy
     progress   the first progress bar (a lecture's mover: a job that got its slot at once)
     exception  shown an exception
     latest     the latest message so far
+    in_line    whether the latest message was a place note
     """
 
     query: str
     first: float | None = None
     waiting: float | None = None
-    unheard: float | None = None
+    silence: float | None = None
     chart: float | None = None
     finished: float | None = None
-    places: list = field(default_factory=list)
     busy: bool = False
     progress: float | None = None
     exception: bool = False
     latest: float | None = None
+    in_line: bool = False
 
 
 def resident_mib(pid: int) -> float:
@@ -182,13 +187,15 @@ async def _ask(ws, heard: Heard, done=lambda h: h.finished is not None, query: s
         except TimeoutError:
             continue
         _note(heard, ForwardMsg.FromString(data), time.perf_counter() - started)
+    if heard.in_line:  # still in line when no longer listened to: silent since
+        heard.silence = max(heard.silence, time.perf_counter() - started - heard.latest)
 
 
 def _note(heard: Heard, msg: ForwardMsg, now: float) -> None:
     """Note in `heard` what `msg`, come `now` seconds after the ask, tells."""
     if heard.first is None:
         heard.first = now
-    kind = msg.WhichOneof("type")
+    kind, placed = msg.WhichOneof("type"), False
     if kind == "script_finished":
         heard.finished = now
     elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
@@ -201,12 +208,13 @@ def _note(heard: Heard, msg: ForwardMsg, now: float) -> None:
         elif which == "progress" and heard.progress is None:
             heard.progress = now
         elif which == "alert" and element.alert.body.startswith("Waiting to start"):
-            if heard.waiting is None:
-                heard.waiting, heard.unheard = now, now - (heard.latest or 0.0)
-            heard.places.append((now, element.alert.body))
+            heard.waiting = heard.waiting if heard.waiting is not None else now
+            placed = True
         elif which == "alert" and "too busy" in element.alert.body:
             heard.busy = True
-    heard.latest = now
+    if placed or heard.in_line:
+        heard.silence = max(heard.silence or 0.0, now - (heard.latest or 0.0))
+    heard.latest, heard.in_line = now, placed
 
 
 @dataclass
@@ -223,14 +231,12 @@ class Figures:
     def lines(self) -> list[str]:
         heard = [h.first for h in self.heavy]
         told = [h for h in self.heavy if h.waiting is not None]
-        gaps = [b[0] - a[0] for h in told for a, b in zip(h.places, h.places[1:])]
-        gaps += [h.unheard for h in told]
         silent = sum(1 for h in heard if h is None)
         return [
             f"{len(self.heavy)} heavy sessions: the slowest heard back after "
             f"{max((h for h in heard if h is not None), default=float('nan')):.2f} s"
             f"{f', {silent} heard nothing' if silent else ''}; {len(told)} were told their place "
-            f"(the longest silence before a first place or between updates {max(gaps, default=0):.2f} s, "
+            f"(the longest silence while in line {max((h.silence for h in told), default=0):.2f} s, "
             f"goal 2 s); "
             f"{sum(h.busy for h in self.heavy)} were told the server is busy",
             f"a new visitor's cached default page: first chart after {_s(self.visitor.chart)}",
@@ -488,10 +494,10 @@ def lecture_on_replicas(port: int, replicas: int) -> Lecture:
 
 
 def warm_replicas(ports: list[int], pid: int) -> None:
-    """The teacher's default page on each replica (on 127.0.0.1:`ports`,
-    asked directly: through the proxy a few pages may all hash to one), then
-    wait until `pid`'s tree is quiet: every warm-up done, as on a server up
-    before the lecture."""
+    """The teacher's default page on each replica or server (on
+    127.0.0.1:`ports`, asked directly: through the proxy a few pages may all
+    hash to one), read to its end, then wait until `pid`'s tree is quiet:
+    every warm-up done, as on a server up before the class."""
     async def pages():
         await asyncio.wait_for(asyncio.gather(*(
             session(f"ws://127.0.0.1:{p}/_stcore/stream", "", Heard(""), until="finished") for p in ports)), 120)
@@ -527,7 +533,8 @@ def main() -> None:
             wait_healthy(url, server)
             ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
             first, idle = Heard(""), Heard("")
-            asyncio.run(session(ws_url, "", first, until="chart"))
+            asyncio.run(session(ws_url, "", first))  # to its end: then the warm-up goes on (wait_quiet)
+            wait_quiet(server.pid)  # the crowd comes to a server up before it
             asyncio.run(session(ws_url, "", idle, until="chart"))
             print(f"idle: the first visitor's default page: first chart after {_s(first.chart)}; "
                   f"the next visitor's (cached): {_s(idle.chart)}")

@@ -1,5 +1,6 @@
 """A class at once (tools/load.py): 40 bare websocket sessions on distinct
-costly-but-allowed links (width-256 runs and lessons) on a fresh server,
+costly-but-allowed links (width-256 runs and lessons) on a fresh server up
+before the class (the teacher's page read to its end, the warm-up done),
 then a new visitor of the cached default page, a health check and a small
 new run, against the goals: the visitor's chart within 3 s, health within
 1 s, every session hearing back within 5 s and never 5 s without a word
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import Heard, class_at_once, session
+from tools.load import class_at_once, warm_replicas
 from tools.server import free_port, start_server, stop_server, wait_healthy
 
 pytestmark = pytest.mark.load
@@ -44,9 +45,13 @@ def crowd(tmp_path_factory):
         server = start_server(port, log)
         try:
             wait_healthy(url, server)
-            first = Heard("")  # the default page, trained by the warm-up: cached from now on
-            run_apart(asyncio.wait_for(
-                session(url.replace("http://", "ws://") + "/_stcore/stream", "", first, until="chart"), 60))
+            # Healthy is not warm. The warm-up's second stage (ui/warmup.py)
+            # waits for a page read to its end: with the first page closed at
+            # its chart, a class lesson's training imported torch._dynamo, and
+            # the stage ran mid-class or as the server stopped (its workers'
+            # tracebacks then in the log).
+            with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
+                pool.submit(warm_replicas, [port], server.pid).result()
             figures = run_apart(class_at_once(url, server.pid, HEAVY, LESSONS))
         finally:
             stop_server(server, 30)
@@ -59,17 +64,13 @@ def test_every_session_hears_back_and_sees_its_place(crowd):
     assert all(h.first is not None and h.first <= 5 for h in figures.heavy), [h.first for h in figures.heavy]
     waited = [h for h in figures.heavy if h.waiting is not None]
     assert len(waited) >= HEAVY - 2 - 8  # two run at once; the rest wait, or are told the server is busy
-    # Told its place soon after the page's previous message (a lesson's page
-    # runs one job, then waits for its next), and again while it waits. The
-    # goal, 2 s (the gate tells every 1 s), is python -m tools.load's to
-    # measure: on the shared 2-core machine one session's silence reached
-    # 2.8 s in a run otherwise within every goal. The test holds the bound that
-    # tells a server that keeps telling from one that stalls (7.3 s with the
-    # file watcher on; 66–108 s before the fair gate).
-    assert all(h.unheard <= SILENCE_BOUND for h in waited), sorted(round(h.unheard, 2) for h in waited)[-6:]
-    for h in waited:
-        times = [t for t, _ in h.places]
-        assert all(b - a <= SILENCE_BOUND for a, b in zip(times, times[1:])), times
+    # Never long without a word while in line (Heard.silence): told its place
+    # soon after the page's previous message, and again, or given its slot,
+    # soon after each place; a job's run between two of a page's waits is not
+    # silence in line. The goal, 2 s (the gate tells every 1 s), is python -m
+    # tools.load's to measure on the shared machine; the test holds the bound
+    # that tells a gate that keeps telling from one that stops.
+    assert all(h.silence <= SILENCE_BOUND for h in waited), sorted(round(h.silence, 2) for h in waited)[-6:]
 
 
 def test_a_new_visitor_the_health_check_and_a_small_run_are_served(crowd):
