@@ -178,9 +178,14 @@ class WorkerPool:
             except queue.Empty:
                 break
         missing = self.size - len(self.pids()) if count is None else count - len(self.pids())
+        ready = []
         for worker in free:
             if worker is None and missing > 0:
                 worker, missing = self._start(), missing - 1
+            ready.append(worker)
+        # The queue hands out the last put first: the workers go back last, so
+        # the next call takes one, not an empty slot that starts another.
+        for worker in sorted(ready, key=lambda w: w is not None):
             self._idle.put(worker)
 
     def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:

@@ -110,3 +110,14 @@ def test_a_renewed_worker_has_imported_what_the_pools_calls_needed():
         assert fresh.run(eval, imported) is True  # the new worker imported json as it started
     finally:
         fresh.close()
+
+
+@pytest.mark.slow  # worker processes
+def test_a_pool_warmed_with_one_worker_runs_its_next_call_in_it():
+    pool = WorkerPool(size=2, preload=BARE)
+    try:
+        pool.warm(1)
+        [warmed] = pool.pids()
+        assert pool.run(os.getpid) == warmed and pool.pids() == [warmed]  # no second, cold worker
+    finally:
+        pool.close()
