@@ -279,6 +279,17 @@ def _serve(preload: list[str]) -> None:
     # What the imports made lives as long as the worker: collections, and
     # scans of the heap (fitlab.failure.explained), skip it from now on.
     gc.freeze()
+    try:
+        _answer(requests, answers)
+    except BrokenPipeError:
+        # The server closed the pool (it stops) while this worker started or
+        # answered: end as on EOF, with no traceback in the server's log and
+        # no flush of the unsent answer at exit.
+        os._exit(0)
+
+
+def _answer(requests, answers) -> None:
+    """Say ready, then answer calls until the parent closes the pipe."""
     _send(answers, _READY)
     while True:
         try:
@@ -286,18 +297,30 @@ def _serve(preload: list[str]) -> None:
         except EOFError:
             return
         try:
-            answer = ("ok", func(*args, **kwargs))
-            _send(answers, answer)
+            result = func(*args, **kwargs)
         except Exception as exc:  # the caller's to handle, raised there
+            _send_error(answers, exc)
+        else:
             try:
-                _send(answers, ("error", exc))
-            except Exception:  # the exception itself does not pickle
-                _send(answers, ("error", IsolatedError(traceback.format_exc())))
+                _send(answers, ("ok", result))
+            except BrokenPipeError:
+                raise
+            except Exception as exc:  # the result does not pickle
+                _send_error(answers, exc)
         # What the call left in reference cycles (a failed run's traceback
         # holds its frames, and they its tensors) is freed now, while the
         # worker waits, not whenever the collector next sweeps everything:
         # otherwise a width-256 lesson call kept 0.6 MiB until then.
         gc.collect()
+
+
+def _send_error(answers, exc: Exception) -> None:
+    try:
+        _send(answers, ("error", exc))
+    except BrokenPipeError:
+        raise
+    except Exception:  # the exception itself does not pickle
+        _send(answers, ("error", IsolatedError(traceback.format_exc())))
 
 
 if __name__ == "__main__":

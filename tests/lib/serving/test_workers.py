@@ -9,7 +9,10 @@ import gc
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +21,7 @@ from fitlab import Config
 from fitlab.failure.explained import explained_blog
 from fitlab.serving.isolation import WorkerPool, resident_bytes
 
+ROOT = Path(__file__).resolve().parents[3]
 # The pool's mechanics need no torch in the workers: they start in a fraction of the time.
 BARE = ()
 MiB = 2**20
@@ -121,3 +125,14 @@ def test_a_pool_warmed_with_one_worker_runs_its_next_call_in_it():
         assert pool.run(os.getpid) == warmed and pool.pids() == [warmed]  # no second, cold worker
     finally:
         pool.close()
+
+
+@pytest.mark.slow  # a worker process that imports torch
+def test_a_worker_whose_server_closed_the_pipe_while_it_started_ends_quietly():
+    # As when the server stops while a worker imports: its "ready" meets a closed pipe.
+    worker = subprocess.Popen([sys.executable, "-m", "fitlab.serving.isolation", "torch"], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    worker.stdout.close()
+    worker.stdin.close()
+    assert worker.wait(timeout=120) == 0
+    assert worker.stderr.read() == b""  # no BrokenPipeError traceback in the server's log
