@@ -81,9 +81,10 @@ def step_started(wrapper) -> None:
     if steps.frames and steps.frames[-1] is wrapper:  # another recorder's hook came first
         return
     above = capture_from(wrapper.f_back)
-    live = {id(f) for f in _frames(wrapper)}
-    # A step that raised never reached its post-hook: it is not on the stack any more.
-    keep = [i for i, f in enumerate(steps.frames) if id(f) in live]
+    keep = []
+    if steps.frames:  # a step that raised never reached its post-hook: it is not on the stack any more
+        live = {id(f) for f in _frames(wrapper)}
+        keep = [i for i, f in enumerate(steps.frames) if id(f) in live]
     steps.frames = (*(steps.frames[i] for i in keep), wrapper)
     steps.above = (*(steps.above[i] for i in keep), above)
 
