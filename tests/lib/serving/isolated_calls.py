@@ -22,3 +22,9 @@ def anomaly_enabled() -> bool:
     import torch
 
     return torch.is_anomaly_enabled()
+
+
+def resident_bytes() -> int:
+    """This process's resident memory in bytes (Linux's /proc)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
