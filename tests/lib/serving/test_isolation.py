@@ -15,9 +15,9 @@ import torch
 
 from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
-from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after
+from tools.bench_isolation import FAILING, ROUNDS, TRAINING, trainers
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -129,32 +129,6 @@ def test_a_worker_is_renewed_after_its_calls():
 
 
 # --- the proof: the replay leaks into no other thread -------------------------
-
-FAILING = [Config(detach=False, width=w, seed=s) for w in (5, 7) for s in (0, 1)]
-TRAINING = [Config(engine="autograd", epochs=30, seed=s) for s in (0, 1)]
-ROUNDS = 3
-
-
-def _train_all(out: list) -> None:
-    for _ in range(ROUNDS):
-        for config in FAILING + TRAINING:
-            out.append((config, train(config)))
-        for config in FAILING:  # a fix gallery's row: the blog's script as written
-            out.append((config, run_variant(config, BLOG)))
-
-
-def trainers(threads: int = 2) -> tuple[float, list]:
-    """Seconds for `threads` threads, each training every config ROUNDS times,
-    and their (config, run) pairs. (tools/bench_isolation.py times them.)"""
-    results: list = []
-    workers = [threading.Thread(target=_train_all, args=(results,)) for _ in range(threads)]
-    started = time.perf_counter()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    return time.perf_counter() - started, results
-
 
 @pytest.mark.slow  # worker processes
 def test_the_anomaly_replay_leaks_into_no_other_threads_run():
