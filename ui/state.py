@@ -17,6 +17,11 @@ from dataclasses import replace
 from typing import TypeVar
 
 import streamlit as st
+
+# The one private import of the page's plumbing: a heavy job's owner is its
+# session, and Streamlit 1.67 names a session nowhere public (st.context has
+# headers, cookies, url...: no id; a key in st.session_state would be listed
+# among the widgets' and is absent outside a page run).
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
