@@ -87,7 +87,7 @@ def _kill(executor: ProcessPoolExecutor) -> None:
     if kill is not None:
         kill()
     else:  # before 3.14 no public call stops a running worker
-        for process in list(getattr(executor, "_processes", {}).values()):
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
             process.kill()
     executor.shutdown(wait=False, cancel_futures=True)
 
@@ -149,7 +149,7 @@ class WorkerPool:
                 executor = self._start()
             try:
                 future = executor.submit(_call, func, args, kwargs)
-            except BrokenProcessPool:  # its worker died while idle: a fresh one
+            except (BrokenProcessPool, RuntimeError):  # died while idle, or closed: a fresh one
                 self._retire(executor)
                 executor = self._start()
                 future = executor.submit(_call, func, args, kwargs)

@@ -119,6 +119,14 @@ def test_the_pool_never_runs_more_workers_than_its_size(pool):
 
 
 @pytest.mark.slow  # worker processes
+def test_a_closed_pool_starts_fresh_workers_when_used_again(pool):
+    first = pool.run(pid_after, 0)
+    pool.close()
+    second = pool.run(pid_after, 0)
+    assert second != first and not _alive(first)
+
+
+@pytest.mark.slow  # worker processes
 def test_a_worker_is_renewed_after_its_calls():
     pool = WorkerPool(size=1, calls_per_worker=2, preload=BARE)
     try:
