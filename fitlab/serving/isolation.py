@@ -31,7 +31,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -107,6 +107,7 @@ class WorkerPool:
         for _ in range(size):
             self._free.put(None)  # a slot whose worker is started when first needed
         self._all: set[ProcessPoolExecutor] = set()
+        self._starting: dict[ProcessPoolExecutor, Future] = {}  # warmed, their first call not yet done
         self._lock = threading.Lock()
 
     def _learn(self, modules: tuple[str, ...]) -> None:
@@ -130,7 +131,7 @@ class WorkerPool:
         for executor in free:
             if executor is None and missing > 0:
                 executor, missing = self._start(), missing - 1
-                executor.submit(int)  # an executor spawns its worker for its first call
+                self._starting[executor] = executor.submit(int)  # it spawns its worker for a first call
             ready.append(executor)
         # The queue hands out the last put first: the workers go back last, so
         # the next call takes one, not an empty slot that starts another.
@@ -143,26 +144,33 @@ class WorkerPool:
         `timeout` seconds (the worker is killed); WorkerDied if its worker
         exits during the call."""
         self._learn((getattr(func, "__module__", None) or "builtins",))
-        executor = self._free.get()
+        executor, future = self._free.get(), None
         try:
             if executor is None:
                 executor = self._start()
             try:
+                # One call at a time per executor, a warming worker's start included:
+                # CPython 3.11-3.13 may not replace a worker renewed by
+                # max_tasks_per_child once calls have queued in it (gh-115634).
+                starting = self._starting.pop(executor, None)
+                if starting is not None:
+                    starting.result(timeout)
                 future = executor.submit(_call, func, args, kwargs)
             except (BrokenProcessPool, RuntimeError):  # died while idle, or closed: a fresh one
                 self._retire(executor)
                 executor = self._start()
                 future = executor.submit(_call, func, args, kwargs)
-            try:
-                return future.result(timeout)
-            except FutureTimeout:
-                self._retire(executor)
-                executor = None
-                raise TimeoutError("the isolated call overran its timeout; its worker was replaced") from None
-            except BrokenProcessPool as died:
-                self._retire(executor)
-                executor = None
-                raise WorkerDied("the worker process exited during the call") from died
+            return future.result(timeout)
+        except FutureTimeout:
+            if future is not None and future.done():
+                raise  # the call's own TimeoutError
+            self._retire(executor)
+            executor = None
+            raise TimeoutError("the isolated call overran its timeout; its worker was replaced") from None
+        except BrokenProcessPool as died:
+            self._retire(executor)
+            executor = None
+            raise WorkerDied("the worker process exited during the call") from died
         finally:
             self._free.put(executor)
 

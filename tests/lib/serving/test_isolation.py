@@ -16,7 +16,7 @@ import torch
 from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
 from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
-from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after
+from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after, raise_timeout
 from tools.bench_isolation import FAILING, ROUNDS, TRAINING, trainers
 
 
@@ -100,6 +100,14 @@ def test_a_call_over_its_timeout_is_stopped_and_its_worker_replaced():
         _wait_gone(before)  # killed, not left running its call
     finally:
         pool.close()
+
+
+@pytest.mark.slow  # worker processes
+def test_a_calls_own_timeout_error_is_its_exception_and_keeps_its_worker(pool):
+    before = pool.run(pid_after, 0)
+    with pytest.raises(TimeoutError, match="the call's own deadline"):
+        pool.run(raise_timeout)
+    assert pool.run(pid_after, 0) == before
 
 
 @pytest.mark.slow  # worker processes
