@@ -77,8 +77,11 @@ def _call(func: Callable, args: tuple, kwargs: dict) -> Any:
     finally:
         # What the call left in reference cycles (a failed run's traceback
         # holds its frames, and they its tensors) is freed now, not whenever
-        # the collector next sweeps everything.
+        # the collector next sweeps everything. What survives (modules a first
+        # call imported, their caches) is frozen, as the imports were: the
+        # next call's collection walks that call's objects only (2 ms, not 125).
         gc.collect()
+        gc.freeze()
 
 
 def _kill(executor: ProcessPoolExecutor) -> None:
