@@ -1,20 +1,16 @@
-"""A class at once, on 127.0.0.1: many bare websocket sessions on one fitlab
-server, and what each of them hears back, when.
+"""A class at once, on 127.0.0.1: many bare websocket sessions
+(tools/sessions.py) on one fitlab server, and what each of them hears back, when.
 
-A session here is what a browser tab is to the server: a websocket on
-`/_stcore/stream` speaking Streamlit's protobuf messages (a BackMsg asking
-for a script run with the page's query string; ForwardMsgs back: the
-page's elements, then `script_finished`). No browser draws anything, so the
-times are the server's alone.
-
-    python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto] [--visitors N]
+    python -m tools.load [--heavy 40] [--lessons 10] [--watcher auto] [--visitors N] [--lecture]
 
 starts `streamlit run streamlit_app.py` (the repository's config.toml: no
 file watcher), waits for its warm-up (a first visitor's page read to its
 end, then the server quiet), opens `--heavy` sessions on distinct
 costly-but-allowed links, then a visitor of the cached default page, a
-health check and a small new run, and prints the figures docs/measurements/robustness.md records. The suite's
-load test (tests/e2e/test_load.py) runs the same with its goals as asserts.
+health check and a small new run, and prints the figures
+docs/measurements/robustness.md records (`--lecture`: tools/lecture.py's
+class of 200 instead). The suite's load test (tests/e2e/test_load.py) runs
+the same with its goals as asserts.
 """
 
 from __future__ import annotations
