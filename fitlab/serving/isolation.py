@@ -79,7 +79,7 @@ def _call(func: Callable, args: tuple, kwargs: dict) -> Any:
         # holds its frames, and they its tensors) is freed now, not whenever
         # the collector next sweeps everything. What survives (modules a first
         # call imported, their caches) is frozen, as the imports were: the
-        # next call's collection walks that call's objects only (2 ms, not 125).
+        # next call's collection walks that call's objects only.
         gc.collect()
         gc.freeze()
 
