@@ -30,7 +30,7 @@ import statistics
 import subprocess
 import time
 
-from tests.e2e.browsing import DRAWN_CHART, browser_page, click_detach, open_page, rerun_after, timed_rerun, wait_idle
+from tools.browsing import DRAWN_CHART, browser_page, click_detach, open_page, rerun_after, timed_rerun, wait_idle
 from tools.server import free_port, start_server, stop_server, wait_healthy
 
 MARKED_SCRIPT = ".st-key-marked_script pre"      # the lesson's script, its marked lines highlighted

@@ -2,7 +2,7 @@
 process (fitlab.serving.isolation) costs other sessions' runs.
 
 Two threads train the failing and training configs of
-tests/lib/serving/test_isolation.py, alone, then with the replay looping in a worker
+trainers() below, alone, then with the replay looping in a worker
 beside them, then alone again, in the same process. The figure is the ratio
 of the middle time to the slower control. In-process, the replay slowed them
 6-7x (anomaly mode is process-wide); in a worker it takes a share of the two
@@ -13,13 +13,39 @@ test_isolation.py; a ratio of wall times is a benchmark's, not a test's.)
 from __future__ import annotations
 
 import threading
+import time
 
-from fitlab import Config
+from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
+from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.serving.isolation import run_isolated
-from tests.lib.serving.test_isolation import trainers
 
 TARGET = 3.0
+# The sessions' work beside the replays: failing runs, training runs, a fix gallery's rows.
+FAILING = [Config(detach=False, width=w, seed=s) for w in (5, 7) for s in (0, 1)]
+TRAINING = [Config(engine="autograd", epochs=30, seed=s) for s in (0, 1)]
+ROUNDS = 3
+
+
+def _train_all(out: list) -> None:
+    for _ in range(ROUNDS):
+        for config in FAILING + TRAINING:
+            out.append((config, train(config)))
+        for config in FAILING:  # a fix gallery's row: the blog's script as written
+            out.append((config, run_variant(config, BLOG)))
+
+
+def trainers(threads: int = 2) -> tuple[float, list]:
+    """Seconds for `threads` threads, each training every config ROUNDS times,
+    and their (config, run) pairs. (The test of isolation checks their runs.)"""
+    results: list = []
+    workers = [threading.Thread(target=_train_all, args=(results,)) for _ in range(threads)]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return time.perf_counter() - started, results
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ import argparse
 import asyncio
 import os
 
-from tools.load import Heard, cpu_seconds, session, wait_quiet
 from tools.server import free_port, start_server, stop_server, wait_healthy
+from tools.sessions import Heard, cpu_seconds, session, wait_quiet
 
 LINK = "width=12&lr=0.05&seed=7&epochs=300"  # the link: not trained by the warm-up
 

@@ -11,13 +11,17 @@ carries its widgets' values over while it is closed.
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
 import streamlit as st
+
+# The one private import of the page's plumbing: a heavy job's owner is its
+# session, and Streamlit 1.67 names a session nowhere public (st.context has
+# headers, cookies, url...: no id; a key in st.session_state would be listed
+# among the widgets' and is absent outside a page run).
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
@@ -25,10 +29,10 @@ from fitlab import Config
 from fitlab.run import Run
 from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
-from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
+from fitlab.serving.jobs import JobGate, Permits, Place, Replaced, ServerBusy
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
-# measured on; more only make each slower (docs/robustness.md).
+# measured on; more only make each slower (fitlab/serving/jobs.py).
 HEAVY_AT_ONCE = 2
 # Sessions that may wait for a slot; one more is told the server is busy.
 HEAVY_WAITING = 32
@@ -50,64 +54,6 @@ def run_cache() -> RunCache:
 def job_gate() -> JobGate:
     """The server's one gate for heavy jobs, shared by every session."""
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
-
-
-class Permits:
-    """`count` permits, handed out in the order they were asked for. A
-    semaphore lets a newcomer take a permit released to a thread that waited
-    before it; here a released permit goes to the longest waiter, so with
-    200 pages queued the first to come are drawn first, and the median page
-    is done at about half the crowd's time, not near its end.
-
-    A page run coming back from a heavy job it ran (its run trained) asks with
-    `after_job`: it waits behind every page run that has not had one. Its
-    first draw of a fresh run is seconds of work, a cached page's tens of
-    milliseconds: after a class moved to heavy runs of their own, a late
-    student on the cached link waited in line behind their first draws."""
-
-    def __init__(self, count: int):
-        self._free = count
-        self._lock = threading.Lock()
-        self._waiting: deque[threading.Lock] = deque()
-        self._after_jobs: deque[threading.Lock] = deque()
-
-    def acquire(self, after_job: bool = False) -> None:
-        """Take a permit, waiting behind everyone who asked before (with
-        `after_job`, behind every page run that has not had a heavy job, too)."""
-        with self._lock:
-            if self._free and not self._waiting and not self._after_jobs:
-                self._free -= 1
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            (self._after_jobs if after_job else self._waiting).append(turn)
-        turn.acquire()  # release() hands the permit over by releasing it
-
-    def step_aside(self) -> None:
-        """Hand the permit this thread holds to the longest waiter without a
-        heavy job, if any, and wait for one again ahead of every page run
-        back from a job: such a page run does this before each of a fresh
-        run's builds (a table's message, a chart's), so a cached page waits
-        for one build, not a whole first draw."""
-        with self._lock:
-            if not self._waiting:
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            self._waiting.popleft().release()
-            self._after_jobs.appendleft(turn)
-        turn.acquire()
-
-    def release(self) -> None:
-        """Give a permit back: to the longest waiter, if any, those without a
-        heavy job first."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().release()
-            elif self._after_jobs:
-                self._after_jobs.popleft().release()
-            else:
-                self._free += 1
 
 
 @st.cache_resource

@@ -2,8 +2,8 @@
 
 Streamlit's st.cache_data cannot show a progress bar from inside the cached
 call (it replays the elements a call created) and bounds entries, not bytes;
-this cache does both, and trains a Config once even when two sessions ask for
-it at the same moment.
+cachetools does both, and its `cached(condition=)` trains a Config once even
+when two sessions ask for it at the same moment.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from cachetools import Cache, LRUCache, cached
+
 from fitlab.config import Config
 from fitlab.run import Run
-from fitlab.serving.memo import Memo
 
 
 def run_nbytes(run: Run) -> int:
@@ -24,54 +25,40 @@ def run_nbytes(run: Run) -> int:
 
 
 class RunCache:
-    """Least-recently-used runs, at most `max_entries` and `max_bytes` (a
-    fitlab.serving.memo.Memo, sized by run_nbytes), each made once."""
+    """Least-recently-used runs, at most `max_entries` and `max_bytes` (as
+    run_nbytes counts them: each run weighs at least max_bytes / max_entries),
+    each made once."""
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 256 * 2**20):
-        self._runs = Memo(max_entries, max_bytes)
-        self._lock = threading.Lock()  # over _training
-        self._training: dict[Config, threading.Lock] = {}
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        least = max_bytes / max_entries
+        self._runs: LRUCache[Config, Run] = LRUCache(max_bytes, getsizeof=lambda run: max(run_nbytes(run), least))
+        self._changed = threading.Condition()
+        # One make() per config at a time: the others wait on the condition.
+        self._made_once = cached(self._runs, key=lambda config, make: config,
+                                 condition=self._changed)(lambda config, make: make(config))
 
     def __len__(self) -> int:
         return len(self._runs)
 
     @property
-    def max_entries(self) -> int:
-        return self._runs.max_entries
-
-    @property
-    def max_bytes(self) -> int:
-        return self._runs.max_bytes
-
-    @property
     def nbytes(self) -> int:
         """Bytes held by the cached runs, as run_nbytes counts them."""
-        return self._runs.nbytes
-
-    def peek(self, config: Config) -> Run | None:
-        """The cached run for `config`, or None; never waits for a make()."""
-        return self._runs.get(config)
+        with self._changed:
+            # Cache's own lookup: LRUCache's would make each run the most recent.
+            return sum(run_nbytes(Cache.__getitem__(self._runs, config)) for config in self._runs)
 
     def get(self, config: Config, make: Callable[[Config], Run]) -> Run:
         """The cached run for `config`, or make(config) stored and returned.
         Concurrent callers for one config wait for a single make()."""
-        found = self._runs.get(config)
-        if found is not None:
-            return found
-        with self._lock:
-            key_lock = self._training.setdefault(config, threading.Lock())
-        with key_lock:
-            found = self._runs.get(config)  # made while this caller waited
-            if found is not None:
-                return found
-            try:
-                run = make(config)
-                self._runs.put(config, run, run_nbytes(run))
-            finally:
-                with self._lock:
-                    self._training.pop(config, None)
-        return run
+        return self._made_once(config, make)
+
+    def peek(self, config: Config) -> Run | None:
+        """The cached run for `config`, or None; never waits for a make()."""
+        with self._changed:
+            return self._runs.get(config)
 
     def clear(self) -> None:
         """Forget every run."""
-        self._runs.clear()
+        with self._changed:
+            self._runs.clear()

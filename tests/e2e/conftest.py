@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from .browsing import browser_page
+from tools.browsing import browser_page
+
 from .serverlog import ServerLog, clean_server, log_problems
 from .timings import record
 

@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
-
-from .browsing import (
+from tools.browsing import (
     CHART,
     DRAWN_CHART,
     TABLE,
@@ -28,6 +27,7 @@ from .browsing import (
     toggle_detach,
     wait_idle,
 )
+
 from .timings import record
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config
-
-from .browsing import expect, open_page, open_tab, rerun_after
+from tools.browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 

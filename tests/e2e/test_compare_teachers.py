@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config, train
-from fitlab.serving.runlog import STEP_SETTLE
-
-from .browsing import browser_page, expect, open_page, open_tab, rerun_after, sidebar_widget
+from fitlab.compare import STEP_SETTLE
+from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after, sidebar_widget
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +16,7 @@ NOTE = "These runs learn different teachers"
 
 def looked_at(page) -> None:
     """The person looks at the run on screen long enough for it to be logged
-    as a run of its own, not a step on the way (fitlab.serving.runlog.STEP_SETTLE)."""
+    as a run of its own, not a step on the way (fitlab.compare.STEP_SETTLE)."""
     page.wait_for_timeout(1000 * STEP_SETTLE + 500)
 
 

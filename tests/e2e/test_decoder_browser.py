@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from .browsing import expect, open_page, rerun_after
+from tools.browsing import expect, open_page, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,7 @@ FREED = textwrap.dedent("""\
 @pytest.mark.parametrize("viewport", [{"width": 1400, "height": 1000}, {"width": 390, "height": 844}],
                          ids=["desktop", "phone"])
 def test_pressing_decode_names_the_pasted_tracebacks_own_line(browser, server, viewport, tmp_path):
-    from .browsing import browser_page
+    from tools.browsing import browser_page
 
     script = tmp_path / "gan_**train**.py"     # a file name with markup in it stays text
     script.write_text(FREED)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config, train
-
-from .browsing import browser_page, expect, open_page, wait_idle
+from tools.browsing import browser_page, expect, open_page, wait_idle
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.fit_that_works import fit_that_works
+from tools.browsing import browser_page, expect, finished_runs, open_page
 
-from .browsing import browser_page, expect, finished_runs, open_page
 from .test_watch_browser import _WATCH_STATE, RERUN_WINDOW_MS, no_rerun_within
 
 pytestmark = pytest.mark.browser

@@ -11,10 +11,9 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config
-from fitlab.serving.runlog import describe_changes
+from fitlab.compare import describe_changes
+from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
 from ui.words import SETTING_WORDS
-
-from .browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
 
 pytestmark = pytest.mark.browser
 

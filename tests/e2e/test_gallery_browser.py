@@ -9,9 +9,8 @@ import pytest
 
 from fitlab import Config
 from fitlab.failure.fixes import DETACH, VARIANTS, fix_gallery, references
+from tools.browsing import expect, open_page, open_tab
 from ui.tabs.failure.gallery import VARIANT_NAMES
-
-from .browsing import expect, open_page, open_tab
 
 pytestmark = pytest.mark.browser
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from .browsing import expect, open_tab, rerun_after, sidebar_widget
-from .browsing import open_page as open_any_page
+from tools.browsing import expect, open_tab, rerun_after, sidebar_widget
+from tools.browsing import open_page as open_any_page
 
 pytestmark = pytest.mark.browser
 

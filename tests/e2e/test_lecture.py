@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import lecture, warm_replicas
-from tools.load import told as told_at
+from tools.lecture import lecture, warm_replicas
+from tools.lecture import told as told_at
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, stop_server
 

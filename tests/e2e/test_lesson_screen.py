@@ -12,8 +12,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.explain import decode
 from fitlab.failure.explained import explained_blog
-
-from .browsing import expect, open_page, wait_idle
+from tools.browsing import expect, open_page, wait_idle
 
 pytestmark = pytest.mark.browser
 

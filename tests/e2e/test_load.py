@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import class_at_once, warm_replicas
+from tools.lecture import warm_replicas
+from tools.load import class_at_once
 from tools.server import free_port, start_server, stop_server, wait_healthy
 
 pytestmark = pytest.mark.load

@@ -13,11 +13,10 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
+from fitlab.compare import parameters_csv
 from fitlab.config import SETTINGS
 from fitlab.serving.affordable import nearest_affordable
-from fitlab.serving.runlog import parameters_csv
-
-from .browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
+from tools.browsing import DRAWN_CHART, expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 

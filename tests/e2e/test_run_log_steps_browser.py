@@ -1,12 +1,12 @@
 """Stepping a slider with the arrow keys logs where it stopped, not each step
-on the way (fitlab.serving.runlog.RunLog's `settle`); a step the person stopped at
+on the way (fitlab.compare.RunLog's `settle`); a step the person stopped at
 stays. A number box's quick clicks are each a run of their own."""
 
 from __future__ import annotations
 
 import pytest
 
-from .browsing import chart_drawn_after, expect, open_page, open_tab, rerun_after, sidebar_widget
+from tools.browsing import chart_drawn_after, expect, open_page, open_tab, rerun_after, sidebar_widget
 
 pytestmark = pytest.mark.browser
 

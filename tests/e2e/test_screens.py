@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .browsing import browser_page, expect, open_page, open_tab, rerun_after
+from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after
 
 CELLS = '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path'
 
@@ -124,8 +124,7 @@ def test_the_lesson_reads_on_a_phone(phone, server):
 def test_the_parameter_matrices_show_every_column_at_1400_px(page, server):
     from fitlab import Config, train
     from fitlab.weights import parameter_matrix
-
-    from .browsing import TABLE
+    from tools.browsing import TABLE
 
     columns = ["", *parameter_matrix(train(Config()).teacher_params).columns]   # the index's header is blank
     assert len(columns) == 12   # 10 inputs and the bias, after the row names
@@ -143,7 +142,7 @@ def test_the_parameter_matrices_show_every_column_at_1400_px(page, server):
 
 
 def test_a_tables_toolbar_leaves_its_caption_readable_on_a_phone(phone, server):
-    from .browsing import TABLE
+    from tools.browsing import TABLE
 
     open_page(phone, server)
     tables = phone.locator(TABLE)
@@ -205,7 +204,7 @@ def test_on_a_phone_targets_take_a_finger_and_a_change_shows_its_result(phone, s
 
 
 def test_on_a_phone_play_shows_a_picture_under_the_sticky_player(phone, server):
-    from .browsing import open_watch
+    from tools.browsing import open_watch
 
     open_page(phone, server)
     open_watch(phone)

@@ -11,7 +11,17 @@ import os
 
 import pytest
 
-from .browsing import CHART, DOCS, browser_page, expect, open_page, open_tab, open_watch, rerun_after, toggle_detach
+from tools.browsing import (
+    CHART,
+    DOCS,
+    browser_page,
+    expect,
+    open_page,
+    open_tab,
+    open_watch,
+    rerun_after,
+    toggle_detach,
+)
 
 pytestmark = pytest.mark.skipif(os.environ.get("FITLAB_SCREENSHOTS") != "1",
                                 reason="set FITLAB_SCREENSHOTS=1 to retake the README's pictures")

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.serverlog import log_problems
-from tools.load import Heard, session
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, health_seconds
+from tools.sessions import Heard, session
 
 pytestmark = pytest.mark.load
 

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tools.load import HEAVY_RUN, Heard, session
+from tools.browsing import APP, DRAWN_CHART, POLL_MS, RERUN_PATIENCE_SECONDS, expect
+from tools.sessions import HEAVY_RUN, Heard, session
 from ui.state import HEAVY_AT_ONCE
 
-from .browsing import APP, DRAWN_CHART, POLL_MS, RERUN_PATIENCE_SECONDS, expect
 from .serverlog import clean_server
 
 pytestmark = pytest.mark.browser

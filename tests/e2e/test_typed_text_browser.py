@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .browsing import expect, open_page, open_tab, rerun_after
+from tools.browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 

@@ -3,7 +3,7 @@ every picture with no script rerun (the app's run state stays idle)."""
 
 from __future__ import annotations
 
-from .browsing import APP, expect, finished_runs, open_page, open_watch
+from tools.browsing import APP, expect, finished_runs, open_page, open_watch
 
 WATCH = ".st-key-watch_pictures"
 SLIDER = '.fitlab-player input[data-role="epoch"]'
@@ -30,7 +30,7 @@ def drawing(page) -> str:
 def no_rerun_within(page, ms: int, finished_before: int) -> bool:
     """No run seen in the page's run state within `ms`, and none finished by
     the server since `finished_before` (a quick rerun can be drawn in one
-    render, unseen by the state: browsing.finished_runs)."""
+    render, unseen by the state: tools.browsing.finished_runs)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:

@@ -13,8 +13,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.figures.watch_weights import layer_movement
-
-from .browsing import browser_page, expect, open_page, open_watch
+from tools.browsing import browser_page, expect, open_page, open_watch
 
 pytestmark = pytest.mark.browser
 

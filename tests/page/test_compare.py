@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from fitlab import Config, train
-from fitlab.serving.runlog import runs_csv
+from fitlab.compare import runs_csv
 from tests.page.helpers import charts_encoding, open_tab
 
 

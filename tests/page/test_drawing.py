@@ -1,5 +1,5 @@
-"""The server's drawing permits (ui.state.drawing): at most DRAWING_AT_ONCE
-page runs draw at once, in the order they came, and a page run waiting for,
+"""The server's drawing permits (ui.state.drawing over fitlab.serving.jobs.Permits):
+at most DRAWING_AT_ONCE page runs draw at once, in the order they came, and a page run waiting for,
 or running, a heavy job holds none, so it never keeps a cached page from
 being drawn."""
 
@@ -11,6 +11,7 @@ import time
 import pytest
 import streamlit as st
 
+from fitlab.serving.jobs import Permits
 from ui import state
 
 PATIENCE = 10
@@ -128,7 +129,7 @@ class Silent:
 
 
 def test_permits_go_in_the_order_they_were_asked_for():
-    permits, order, lock = state.Permits(2), [], threading.Lock()
+    permits, order, lock = Permits(2), [], threading.Lock()
     permits.acquire()
     permits.acquire()
 
@@ -155,7 +156,7 @@ def test_permits_go_in_the_order_they_were_asked_for():
 
 
 def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
-    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits, order, lock = Permits(1), [], threading.Lock()
     permits.acquire()
 
     def page(name: str, after_job: bool):
@@ -178,7 +179,7 @@ def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
 def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch):
     # One permit: a page run back from its training holds it and is about to
     # build its fresh run's tables; a cached page comes meanwhile.
-    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits, order, lock = Permits(1), [], threading.Lock()
     monkeypatch.setattr(state, "draw_gate", lambda: permits)
     back, came = threading.Event(), threading.Event()
 
@@ -214,7 +215,7 @@ def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch)
 
 
 def test_a_page_that_steps_aside_goes_before_the_others_back_from_jobs():
-    permits, order, lock = state.Permits(1), [], threading.Lock()
+    permits, order, lock = Permits(1), [], threading.Lock()
     permits.acquire(after_job=True)  # this thread: back from a job, drawing
 
     def page(name: str, after_job: bool):

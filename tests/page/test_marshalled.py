@@ -11,6 +11,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 import ui.tabs.training as training
+from fitlab.serving.memo import Memo
 from tests.page.helpers import run_page
 
 
@@ -59,7 +60,7 @@ def test_the_kept_messages_are_bounded_by_bytes(monkeypatch):
     tables = {k: pd.DataFrame(np.random.default_rng(k).normal(size=(200, 40))) for k in range(8)}
     one = marshalled.message(tables[0], "x").ByteSize()
     bound = 3 * one + one // 2
-    monkeypatch.setattr(marshalled._kept_messages, "max_bytes", bound)
+    monkeypatch.setattr(marshalled, "_kept_messages", Memo(max_bytes=bound))
     built = []
 
     def kept(k):

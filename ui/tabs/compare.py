@@ -6,11 +6,11 @@ import streamlit as st
 
 import fitlab
 from fitlab.blog import task_differences
+from fitlab.compare import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from fitlab.config import Config
 from fitlab.figures.charts import overlay_chart
 from fitlab.figures.tables import download_name
 from fitlab.run import Run
-from fitlab.serving.runlog import STEP_SETTLE, RunLog, final_scores, parameters_csv, runs_csv
 from ui.charts import draw
 from ui.sidebar import slid_settings
 from ui.state import TabKeys, run_cache

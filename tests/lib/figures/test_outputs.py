@@ -11,7 +11,7 @@ import pytest
 from fitlab import Config, train
 from fitlab.figures.charts import loss_chart, loss_long
 from fitlab.figures.tables import history_csv
-from fitlab.serving.cache import RunCache
+from fitlab.serving.cache import RunCache, run_nbytes
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +91,11 @@ def test_cache_trains_each_config_once_and_stays_bounded():
 
 
 def test_cache_bounds_bytes():
-    cache = RunCache(max_entries=100, max_bytes=1)
-    for e in (1, 2, 3):
-        cache.get(Config(epochs=e), train)
-    assert len(cache) == 1
+    one = run_nbytes(train(Config(epochs=3)))
+    cache = RunCache(max_entries=100, max_bytes=int(2.5 * one))
+    for seed in (1, 2, 3, 4):
+        cache.get(Config(epochs=3, seed=seed), train)
+    assert len(cache) == 2 and cache.nbytes <= cache.max_bytes
 
 
 def test_concurrent_requests_for_one_config_train_once():

@@ -4,6 +4,7 @@ process-wide, so the anomaly replay runs in a warm worker process
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
@@ -14,9 +15,9 @@ import torch
 
 from fitlab import Config, train
 from fitlab.failure.explained import explained_blog
-from fitlab.failure.fixes import BLOG, run_variant
 from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
-from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after
+from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after, raise_timeout
+from tools.bench_isolation import FAILING, ROUNDS, TRAINING, trainers
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -77,9 +78,9 @@ def test_a_worker_that_dies_is_replaced():
         first = pool.run(pid_after, 0)
         with pytest.raises(WorkerDied):
             pool.run(die)
-        assert pool.pids() == []  # the dead one is reaped and forgotten
         second = pool.run(pid_after, 0)
-        assert second != first and pool.pids() == [second]
+        assert second != first and pool.run(pid_after, 0) == second
+        assert not _alive(first)  # the dead one is reaped
         assert pool.run(explained_blog, Config(detach=False)).anomaly_node is not None
     finally:
         pool.close()
@@ -95,25 +96,42 @@ def test_a_call_over_its_timeout_is_stopped_and_its_worker_replaced():
             pool.run(pid_after, 30, timeout=1)
         assert time.perf_counter() - started < 15
         after = pool.run(pid_after, 0)
-        assert after != before and pool.pids() == [after]
+        assert after != before and pool.run(pid_after, 0) == after
+        _wait_gone(before)  # killed, not left running its call
     finally:
         pool.close()
 
 
 @pytest.mark.slow  # worker processes
+def test_a_calls_own_timeout_error_is_its_exception_and_keeps_its_worker(pool):
+    before = pool.run(pid_after, 0)
+    with pytest.raises(TimeoutError, match="the call's own deadline"):
+        pool.run(raise_timeout)
+    assert pool.run(pid_after, 0) == before
+
+
+@pytest.mark.slow  # worker processes
 def test_the_pool_never_runs_more_workers_than_its_size(pool):
-    answers = []
+    answers, before = [], {p.pid for p in multiprocessing.active_children()}
     threads = [threading.Thread(target=lambda: answers.append(pool.run(pid_after, 0.2)))
                for _ in range(8)]
     for thread in threads:
         thread.start()
     peak = 0
     while any(t.is_alive() for t in threads):
-        peak = max(peak, len(pool.pids()))
+        peak = max(peak, len({p.pid for p in multiprocessing.active_children()} - before))
         time.sleep(0.01)
     for thread in threads:
         thread.join()
     assert len(answers) == 8 and len(set(answers)) <= 2 and peak <= 2
+
+
+@pytest.mark.slow  # worker processes
+def test_a_closed_pool_starts_fresh_workers_when_used_again(pool):
+    first = pool.run(pid_after, 0)
+    pool.close()
+    second = pool.run(pid_after, 0)
+    assert second != first and not _alive(first)
 
 
 @pytest.mark.slow  # worker processes
@@ -127,32 +145,6 @@ def test_a_worker_is_renewed_after_its_calls():
 
 
 # --- the proof: the replay leaks into no other thread -------------------------
-
-FAILING = [Config(detach=False, width=w, seed=s) for w in (5, 7) for s in (0, 1)]
-TRAINING = [Config(engine="autograd", epochs=30, seed=s) for s in (0, 1)]
-ROUNDS = 3
-
-
-def _train_all(out: list) -> None:
-    for _ in range(ROUNDS):
-        for config in FAILING + TRAINING:
-            out.append((config, train(config)))
-        for config in FAILING:  # a fix gallery's row: the blog's script as written
-            out.append((config, run_variant(config, BLOG)))
-
-
-def trainers(threads: int = 2) -> tuple[float, list]:
-    """Seconds for `threads` threads, each training every config ROUNDS times,
-    and their (config, run) pairs. (tools/bench_isolation.py times them.)"""
-    results: list = []
-    workers = [threading.Thread(target=_train_all, args=(results,)) for _ in range(threads)]
-    started = time.perf_counter()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    return time.perf_counter() - started, results
-
 
 @pytest.mark.slow  # worker processes
 def test_the_anomaly_replay_leaks_into_no_other_threads_run():
@@ -203,8 +195,8 @@ def test_the_anomaly_replay_leaks_into_no_other_threads_run():
 
 @pytest.mark.slow  # worker processes
 def test_workers_end_when_the_server_is_killed():
-    """No orphans: a worker whose parent dies (kill -9, a crash) reads the
-    end of its pipe and exits."""
+    """No orphans: a worker whose parent dies (kill -9, a crash) sees it
+    gone and exits."""
     import subprocess
     import sys
 
@@ -214,10 +206,13 @@ def test_workers_end_when_the_server_is_killed():
          "from tests.lib.serving.isolated_calls import pid_after; "
          "pool = WorkerPool(size=1, preload=()); print(pool.run(pid_after, 0), flush=True); os._exit(9)"],
         capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[3]))
-    worker = int(server.stdout.split()[0])
+    _wait_gone(int(server.stdout.split()[0]))
+
+
+def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 20
-    while _alive(worker):
-        assert time.monotonic() < deadline, "the worker outlived its server"
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} is still running"
         time.sleep(0.05)
 
 

@@ -1,6 +1,6 @@
 """fitlab.serving.memo: at most so many values or so many bytes, the least
-recently used (stored or found) forgotten first, the newest kept even when it
-alone is over the bytes, and its count and bytes right under threads."""
+recently used (stored or found) forgotten first, a value alone over the bytes
+not kept, and its count and bytes right under threads."""
 
 from __future__ import annotations
 
@@ -48,13 +48,20 @@ def test_a_byte_bound_counts_the_given_sizes_and_forgets_until_under():
     assert kept(memo, "abcde") == ["a", "d", "e"] and memo.nbytes == 95
 
 
-def test_a_value_over_the_byte_bound_is_kept_alone_until_the_next():
+def test_a_value_over_the_byte_bound_is_not_kept_and_forgets_nothing():
     memo = Memo(max_bytes=100)
     memo.put("small", 1, 10)
     memo.put("huge", 2, 500)
-    assert kept(memo, ["small", "huge"]) == ["huge"] and memo.nbytes == 500
-    memo.put("next", 3, 10)
-    assert kept(memo, ["small", "huge", "next"]) == ["next"] and memo.nbytes == 10
+    assert kept(memo, ["small", "huge"]) == ["small"] and memo.nbytes == 10
+
+
+def test_both_bounds_hold_each_value_at_least_a_share_of_the_bytes():
+    memo = Memo(max_entries=4, max_bytes=100)
+    for k in range(6):
+        memo.put(k, k, 1)  # tiny values: the count bounds them
+    assert kept(memo, range(6)) == [2, 3, 4, 5] and memo.nbytes == 4
+    memo.put("big", "big", 50)  # 50 + 4 × 25 > 100: the two least recent go
+    assert kept(memo, [2, 3, 4, 5, "big"]) == [4, 5, "big"] and memo.nbytes == 52
 
 
 def test_no_bound_keeps_everything_and_clear_forgets_it():

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from fitlab import Config, train
+from fitlab.compare import RunLog, describe_changes, overlay_long, parameters_csv, runs_csv, smooth
 from fitlab.figures.charts import overlay_chart
-from fitlab.serving.runlog import RunLog, describe_changes, overlay_long, parameters_csv, runs_csv, smooth
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fitlab import Config, train
+from fitlab.compare import LOG_LIMIT, RunLog, final_scores
 from fitlab.figures.charts import DISTINCT_COLOURS, overlay_chart
-from fitlab.serving.runlog import LOG_LIMIT, RunLog, final_scores
 
 
 def test_final_scores_are_each_runs_last_losses_and_their_r_squared():

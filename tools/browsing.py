@@ -10,7 +10,7 @@ import time
 import weakref
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"  # the README's pictures
+DOCS = Path(__file__).resolve().parents[1] / "docs"  # the README's pictures
 # The run's own loss chart and parameter tables (the page has other charts).
 CHART = '.st-key-loss_chart [data-testid="stVegaLiteChart"]'
 TABLE = '.st-key-parameter_tables [data-testid="stDataFrame"]'

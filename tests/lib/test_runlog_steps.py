@@ -5,7 +5,7 @@ a run was asked for, `shown` when the page had drawn it)."""
 import pytest
 
 from fitlab import Config, train
-from fitlab.serving.runlog import STEP_SETTLE, RunLog
+from fitlab.compare import STEP_SETTLE, RunLog
 
 
 @pytest.fixture(scope="module")
