@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.browsing import DRAWN_CHART, browser_page, click_detach, expect, open_page, open_tab, rerun_after
 from tools.server import free_port, stop_server, wait_healthy
 
-from .browsing import click_detach, expect, open_page, open_tab, rerun_after
 from .serverlog import log_problems
 
 pytestmark = [pytest.mark.newcomer, pytest.mark.slow]
@@ -59,8 +59,6 @@ def newcomer_page(tmp_path_factory):
 
 def test_the_readme_setup_draws_the_chart_the_lesson_and_the_fix_gallery(newcomer_page, browser):
     url, log_path = newcomer_page
-    from .browsing import DRAWN_CHART, browser_page
-
     with browser_page(browser, timeout_ms=180_000, viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, url)
         expect(page.locator(DRAWN_CHART)).to_be_visible()
