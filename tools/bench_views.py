@@ -44,7 +44,7 @@ def forget_views() -> None:
 
     charts.kept.clear()
     training.loss_history_csv.clear()
-    training.parameter_table.clear()
+    training.parameter_tables_of.clear()
 
 
 def skip_component_scan() -> None:

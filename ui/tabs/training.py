@@ -17,7 +17,7 @@ from fitlab.fit_that_works import FitThatWorks, fit_that_works, search_seconds
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
-from ui.charts import draw
+from ui.charts import KEYED_BY_REPR, draw
 from ui.sidebar import load_settings
 from ui.state import heavy, let_others_draw
 from ui.tabs.watch import watch_glance
@@ -261,7 +261,7 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
                        on_click="ignore")
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
 def loss_history_csv(config: Config, _run: Run) -> str:
     """history_csv(_run), written once per run (a tenth of a cached page's
     CPU when written on every page run) and shared by every session;
@@ -269,15 +269,21 @@ def loss_history_csv(config: Config, _run: Run) -> str:
     return history_csv(_run)
 
 
-# A run's two tables, built once per run and net, server-wide, read only:
-# about 20 width-256 runs' worth (their two are 3 MB).
-@st.cache_resource(max_entries=40, show_spinner=False)
-def parameter_table(config: Config, net: str, _params: pd.DataFrame) -> pa.Table:
-    """parameter_matrix(_params), the parameters of `config`'s `net`, as an
-    Arrow table: the cells past a layer's inputs missing (shown blank), a
-    diverged run's NaN and inf kept as numbers (shown "NaN", "Infinity")."""
+# A run's two tables, built once per run, server-wide, read only: about 20
+# width-256 runs' worth (their two are 3 MB).
+@st.cache_resource(max_entries=20, show_spinner=False, hash_funcs=KEYED_BY_REPR)
+def parameter_tables_of(config: Config, _run: Run) -> dict[str, pa.Table]:
+    """The teacher's and the student's parameter_matrix of the run of
+    `config`, by net, as Arrow tables: the cells past a layer's inputs
+    missing (shown blank), a diverged run's NaN and inf kept as numbers
+    (shown "NaN", "Infinity")."""
     let_others_draw()
-    matrix, padded = parameter_matrix(_params), padding_mask(_params)
+    return {net: _arrow_matrix(params) for net, params in (("teacher", _run.teacher_params),
+                                                          ("student", _run.student_params))}
+
+
+def _arrow_matrix(params: pd.DataFrame) -> pa.Table:
+    matrix, padded = parameter_matrix(params), padding_mask(params)
     table = pa.Table.from_pandas(matrix)  # the row labels as pandas' index, which the grid shows as such
     for at, column in enumerate(matrix.columns):
         # Arrow's own array, not pandas': pandas would make NaN missing too.
@@ -298,8 +304,7 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias).
     Stacked, each has the page's width: at 1400 px side by side showed 5 of
     the default's 11 columns."""
-    tables = {net: parameter_table(run.config, net, params)
-              for net, params in (("teacher", run.teacher_params), ("student", run.student_params))}
+    tables = parameter_tables_of(run.config, run)
     height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):
         for net, caption in (("teacher", "The weights that made the labels."), ("student", student_caption(run))):
