@@ -23,7 +23,8 @@ from ui import state
 
 MAX_SPECS = 256  # server-wide, by count
 # Caches keyed by a Config hash its repr (its fields, in order): Streamlit's own
-# hashing of the dataclass took 0.18 ms a lookup, a few lookups a page run.
+# hashing of the dataclass is a few times slower, on every lookup
+# (docs/measurements/robustness.md).
 KEYED_BY_REPR = {Config: repr}
 
 
