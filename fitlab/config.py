@@ -21,10 +21,13 @@ from dataclasses import asdict, dataclass, field, fields
 
 # "fast": numpy by hand (fitlab.engines.numpy_run); "autograd": torch, the blog's way.
 ENGINES = ("fast", "autograd")
-# The width's stops: every width up to 16, where a unit more or less changes
-# the fit, then roughly ×1.5 apart up to the bound.
-WIDTHS = (*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256)
 _DECLARED = "fitlab.setting"  # the metadata key of a field's declaration
+
+
+def one_two_five(low: int, high: int) -> tuple[float, ...]:
+    """1, 2 and 5 × 10^k for k from `low` to `high`, and 10^(high + 1): a
+    picker's stops over decades, each about twice the one before."""
+    return (*(float(f"{m}e{k}") for k in range(low, high + 1) for m in (1, 2, 5)), float(f"1e{high + 1}"))
 
 
 def setting(default, *, bounds=None, choices=(), at_most=None, why="", stops=(), same_numbers=False):
@@ -42,9 +45,11 @@ class Config:
     it takes; its comment says what it is.
     """
 
-    width: int = setting(5, bounds=(1, 256), stops=WIDTHS)  # hidden units of every hidden layer
+    # hidden units of every hidden layer; stops: every width up to 16, where a unit more or less
+    # changes the fit, then roughly ×1.5 apart
+    width: int = setting(5, bounds=(1, 256), stops=(*range(1, 17), 24, 32, 48, 64, 96, 128, 192, 256))
     shared_repeats: int = setting(2, bounds=(0, 8))  # times the one shared Linear(width, width) is used
-    lr: float = setting(0.01, bounds=(1e-6, 10.0))  # SGD learning rate
+    lr: float = setting(0.01, bounds=(1e-6, 10.0), stops=one_two_five(-6, 0))  # SGD learning rate
     batch_size: int = setting(5, bounds=(1, 10_000), at_most=("n_train", 0))  # rows per SGD step, the last maybe fewer
     detach: bool = setting(True)  # detach the labels from the teacher's graph (the blog's fix)
     tied: bool = setting(True)  # one shared layer in the student; False: a copy per use, from the same start

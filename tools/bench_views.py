@@ -39,14 +39,12 @@ def view(query: dict) -> float:
 def forget_views() -> None:
     """Forget what the page built from runs, keeping the runs themselves."""
     st.cache_data.clear()
-    from ui import charts, marshalled
+    from ui import charts
     from ui.tabs import training
 
-    charts.forget()
-    marshalled.forget()
+    charts.kept.clear()
     training.loss_history_csv.clear()
-    training.parameter_matrices.clear()
-    training.padding.clear()
+    training.parameter_tables_of.clear()
 
 
 def skip_component_scan() -> None:

@@ -22,16 +22,16 @@ def free_port() -> int:
 
 
 def start_server(port: int, log, *options: str, address: str = "127.0.0.1",
-                 script: str = "streamlit_app.py") -> subprocess.Popen:
-    """`streamlit run` of `script` (the page), headless on `address`:`port`, its output
-    (each line with its level, so that a warning can be told from news) to
-    `log` (None: this process's), with more `options` (e.g.
-    "--server.fileWatcherType", "auto")."""
+                 script: str = "streamlit_app.py", root: Path = ROOT) -> subprocess.Popen:
+    """`streamlit run` of `script` (the page) in the checkout `root` (default
+    this one), headless on `address`:`port`, its output (each line with its
+    level, so that a warning can be told from news) to `log` (None: this
+    process's), with more `options` (e.g. "--server.fileWatcherType", "auto")."""
     return subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
          "--server.address", address, "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--logger.messageFormat", "%(asctime)s %(levelname)s %(name)s: %(message)s", *options],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cwd=root, stdout=log, stderr=subprocess.STDOUT)
 
 
 def health_seconds(url: str, timeout: float = 10) -> float | None:

@@ -7,10 +7,7 @@ history.replaceState (its frontend's updateUrlParam, given an absolute URL),
 so a slider move or a ticked box replaced the entry and Back left the app;
 a change the script makes to the URL (st.query_params, or session state of
 a bound widget) arrives as page_info_changed and is pushed (a path, not an
-absolute URL), but replaced while Back or Forward reruns the page. The
-learning rate's + wrote both: the box's own half step (0.015), replaced,
-then the script's step on the 1, 2, 5 grid (0.02), pushed; Back showed
-0.015, a value nobody chose.
+absolute URL), but replaced while Back or Forward reruns the page.
 
 A sweep cell's click sets several bound widgets at once, and the script
 wrote each as it drew it: one push per setting (lr, then seed), so Back

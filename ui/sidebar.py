@@ -3,17 +3,15 @@
 One widget per setting the page shows (ui.words.SETTING_WORDS), made from
 its declaration (fitlab.config.SETTINGS) by its kind: a checkbox for a
 bool, a radio for a choice, a select slider for a number with stops, a
-number box for a float, a slider for a whole number, but a box when the
-range is too long to drag through (the seed's 2³²) or its end follows
+slider for a whole number, but a box when the range is too long to drag through (the seed's 2³²) or its end follows
 another widget (batch_size ≤ n_train: a slider's end would move under the
 thumb). A bound set by another setting holds the widget too: its value
-follows a smaller bound. One setting has a hook of its own, the learning
-rate's box, whose + and − step through 1, 2, 5 × 10^k.
+follows a smaller bound. A select slider's stops take in the value in use
+between them (stops_in_use).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import streamlit as st
@@ -23,7 +21,6 @@ from fitlab.config import SETTINGS, Setting
 from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
 from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
 from fitlab.serving.memo import Memo
-from ui.lr_clicks import one_step_per_click
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
@@ -34,64 +31,34 @@ STOPS = {name: declared.stops for name, declared in SETTINGS.items() if declared
 # The groups in the order their widgets are drawn: Advanced first in code,
 # shown below, because batch_size's bound follows n_train.
 DRAWN_FIRST = (ADVANCED, MAIN)
-_LR_SHOWN = "lr_shown"  # the learning rate the last run showed, to tell a step from typing
 _REFUSED = "settings_refused"  # this run's refused settings and why, for refusal_section
 _TO_LOAD = "settings_to_load"  # settings a later part of the page chose, for the next run's widgets
 
 
-def lr_after_step(before: float, after: float) -> float:
-    """The learning rate for the box's new value `after`: a click on + or −
-    (which adds or takes away half of `before`, the box's step) moves to the
-    next value of 1, 2, 5 × 10^k above or below `before`; a typed value stays."""
-    step = before / 2
-    if math.isclose(after, before + step, rel_tol=1e-9):
-        return min(_grid_value(before, up=True), SETTINGS["lr"].bounds[1])
-    if math.isclose(after, before - step, rel_tol=1e-9):
-        return max(_grid_value(before, up=False), SETTINGS["lr"].bounds[0])
-    return after
-
-
-def _grid_value(value: float, up: bool) -> float:
-    """The nearest value of 1, 2, 5 × 10^k strictly above (or below) `value`."""
-    decade = math.floor(math.log10(value))
-    grid = [m * 10.0 ** e for e in (decade - 1, decade, decade + 1) for m in (1, 2, 5)]
-    # Compared at 12 significant digits, so that 0.01 counts as on the grid.
-    if up:
-        return next(g for g in grid if float(f"{g:.12g}") > float(f"{value:.12g}"))
-    return next(g for g in reversed(grid) if float(f"{g:.12g}") < float(f"{value:.12g}"))
-
-
-def _lr_in_url() -> float:
-    """The learning rate a link opens with (the default if it has none, or
-    one the box will refuse): the box's first step is half of it."""
+def stops_in_use(declared: Setting) -> list:
+    """The stops of `declared`'s select slider: its declared stops, and the
+    value in use when it lies between them (a link's, a sweep cell's, or any
+    valid value set from Python): it opens as it is, a stop while in use."""
+    used = st.session_state.get(declared.name, _in_url(declared))
     try:
-        lr = float(st.query_params.get("lr", SETTINGS["lr"].default))
+        declared.check(used)
     except ValueError:
-        return SETTINGS["lr"].default
-    low, high = SETTINGS["lr"].bounds
-    return lr if math.isfinite(lr) and low <= lr <= high else SETTINGS["lr"].default
+        return list(declared.stops)
+    shown = {_shown(stop) for stop in declared.stops}
+    return list(declared.stops) if _shown(used) in shown else sorted([*declared.stops, used])
 
 
-def _lr_stepped() -> None:
-    """The learning-rate box's on_change: make + and − multiplicative."""
-    before = st.session_state.get(_LR_SHOWN)
-    if before is not None:
-        st.session_state["lr"] = float(f"{lr_after_step(before, st.session_state['lr']):.12g}")
+def _in_url(declared: Setting) -> object:
+    """The URL's value of `declared` as its kind reads it, or None."""
+    try:
+        return (float if declared.kind == "float" else int)(st.query_params.get(declared.name, ""))
+    except ValueError:
+        return None
 
 
-def _lr_box(draw: Callable[..., object]) -> object:
-    """The learning rate's hook: its box steps by half of the value it is
-    about to show, and remembers that value to tell a step from typing."""
-    shown = st.session_state["lr"] if "lr" in st.session_state else _lr_in_url()
-    lr = draw(step=shown / 2, on_change=_lr_stepped)
-    one_step_per_click()
-    st.session_state[_LR_SHOWN] = lr
-    return lr
-
-
-# The settings whose widget does more than its kind's: each hook gets the
-# widget's draw(**more options) and returns its value.
-HOOKS = {"lr": _lr_box}
+def _shown(value: float) -> str:
+    """A stop as the slider shows it and the URL holds it: 0.01, 1e-06, 10, 0.0123456789."""
+    return f"{value:.12g}"
 
 
 def widget_for(declared: Setting, values: dict) -> Callable[..., object]:
@@ -103,8 +70,6 @@ def widget_for(declared: Setting, values: dict) -> Callable[..., object]:
         return st.radio
     if declared.stops:
         return st.select_slider
-    if declared.kind == "float":
-        return st.number_input
     low, high = declared.bounds_given(values)
     follows_a_widget = declared.at_most is not None and declared.at_most[0] in SIDEBAR_FIELDS
     return st.number_input if high - low > SLIDER_MAX_SPAN or follows_a_widget else st.slider
@@ -124,30 +89,27 @@ def draw_setting(declared: Setting, values: dict) -> object:
     defaults of the others), which its bound may follow."""
     words = SETTING_WORDS[declared.name]
 
-    def draw(**more) -> object:
-        common = dict(key=declared.name, bind=URL, help=words.help, **more)
-        widget = widget_for(declared, values)
-        # Widgets take their default as value= (not via session state): a bound
-        # widget drops a URL value equal to its default, so the two must agree.
-        if widget is st.checkbox:
-            return st.checkbox(words.label, value=declared.default, **common)
-        if widget is st.radio:
-            return st.radio(words.label, declared.choices, index=declared.choices.index(declared.default),
-                            horizontal=True, **common)
-        if widget is st.select_slider:
-            return st.select_slider(words.label, declared.stops, value=declared.default, **common)
-        low, high = declared.bounds_given(values)
-        value = min(max(declared.default, low), high)
-        if widget is st.slider:
-            return st.slider(words.label, low, high, value=value, **common)
-        step = {"format": "%g"} if declared.kind == "float" else {"step": 1}
-        return st.number_input(words.label, min_value=low, max_value=high, value=value, **step, **common)
-
     if declared.at_most is not None:  # its value follows a smaller bound
         high = declared.bounds_given(values)[1]
         if st.session_state.get(declared.name, declared.default) > high:
             st.session_state[declared.name] = high
-    return HOOKS[declared.name](draw) if declared.name in HOOKS else draw()
+    common = dict(key=declared.name, bind=URL, help=words.help)
+    widget = widget_for(declared, values)
+    # Widgets take their default as value= (not via session state): a bound
+    # widget drops a URL value equal to its default, so the two must agree.
+    if widget is st.checkbox:
+        return st.checkbox(words.label, value=declared.default, **common)
+    if widget is st.radio:
+        return st.radio(words.label, declared.choices, index=declared.choices.index(declared.default),
+                        horizontal=True, **common)
+    if widget is st.select_slider:
+        return st.select_slider(words.label, stops_in_use(declared), value=declared.default,
+                                format_func=_shown, **common)
+    low, high = declared.bounds_given(values)
+    value = min(max(declared.default, low), high)
+    if widget is st.slider:
+        return st.slider(words.label, low, high, value=value, **common)
+    return st.number_input(words.label, min_value=low, max_value=high, value=value, step=1, **common)
 
 
 def read_config() -> Config | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from fitlab.config import SETTINGS, Config
+from fitlab.config import SETTINGS, Config, one_two_five
 from fitlab.serving.budget import OverBudget
 
 if TYPE_CHECKING:   # the page's first words import this module before anything heavy
@@ -37,7 +37,11 @@ class SettingWords:
 
 
 def stops_in_words(stops) -> str:
-    """A picker's stops as the page lists them: "1 to 16, 24, 32"."""
+    """A picker's stops as the page lists them: "1 to 16, 24, 32", or
+    "1, 2, 5 × 10^k" for fitlab.config.one_two_five's."""
+    decades = round(math.log10(stops[0])), round(math.log10(stops[-1])) - 1
+    if len(stops) > 3 and tuple(stops) == one_two_five(*decades):
+        return "1, 2, 5 × 10^k"
     run = _run_length(stops)
     first = [f"{stops[0]} to {stops[run - 1]}"] if run > 2 else [str(s) for s in stops[:run]]
     return ", ".join([*first, *(str(s) for s in stops[run:])])
@@ -61,7 +65,8 @@ SETTING_WORDS = {
                           f"Every width to {_WIDTHS[_WIDTH_RUN - 1]}, then {stops_in_words(_WIDTHS[_WIDTH_RUN:])}."),
     "shared_repeats": SettingWords("Shared layer repeats", MAIN,
                                    "How many times the one shared Linear(width, width) is applied."),
-    "lr": SettingWords("Learning rate", MAIN, "+ and − step through 1, 2, 5 × 10^k; type any value."),
+    "lr": SettingWords("Learning rate", MAIN, f"{stops_in_words(SETTINGS['lr'].stops)}; a link's or a sweep "
+                                              "cell's value between them is kept as it is."),
     "batch_size": SettingWords("Batch size", MAIN),
     "detach": SettingWords("Detach the labels", MAIN, "The blog's fix. Untick to see the error it hit."),
     "epochs": SettingWords("Epochs", ADVANCED),

@@ -9,7 +9,7 @@ import pandas as pd
 
 from fitlab.baseline import Baseline
 from fitlab.run import Run
-from fitlab.serving.runlog import LoggedRun, overlay_long
+from fitlab.compare import LoggedRun, overlay_long
 from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}

@@ -7,7 +7,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.compare import STEP_SETTLE
-from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after, sidebar_widget
+from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -35,10 +35,9 @@ def test_compare_says_when_the_runs_teachers_differ(browser, server):
     with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, server)
         looked_at(page)
-        step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator(
-            '[data-testid="stNumberInputStepUp"]')
-        rerun_after(page, lambda: step_up.click())                                # lr 0.02: the same teacher
-        expect(page.get_by_role("spinbutton", name="Learning rate")).to_have_value("0.02")
+        lr = page.get_by_role("slider", name="Learning rate")
+        rerun_after(page, lambda: (lr.focus(), lr.press("ArrowRight")))          # lr 0.02: the same teacher
+        expect(lr).to_have_attribute("aria-valuetext", "0.02")
         open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
         expect(page.get_by_role("button", name="Remove #2 lr=0.02")).to_be_visible()   # both runs picked
         expect(page.get_by_role("button", name="Remove #1 defaults")).to_be_visible()

@@ -44,7 +44,7 @@ class RunLog:
         Each run is a step of its own: a width step, then a step of the
         shared layer's uses, and so on, however quickly they follow (only a
         setting stepped again at once passes through a run:
-        tests/lib/serving/test_runlog_steps.py)."""
+        tests/lib/test_runlog_steps.py)."""
         if runs < self.runs:
             raise RuntimeError(f"the shared page has made {self.runs} runs already, more than {runs}: "
                                "its tests must run in file order")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.browsing import expect, open_tab, rerun_after, sidebar_widget
+from tools.browsing import expect, open_tab, rerun_after, sidebar_widget, wait_idle
 from tools.browsing import open_page as open_any_page
 
 pytestmark = pytest.mark.browser
@@ -13,8 +13,7 @@ pytestmark = pytest.mark.browser
 
 def open_page(page, url: str) -> None:
     """Open the page and wait for its history handling (ui/history.py's script, drawn with the sidebar):
-    in a full CI run on a busy machine the + was clicked before it ran, so the box's own 0.015 replaced
-    the first entry and Back showed it."""
+    in a full CI run on a busy machine a change made before it ran replaced the first entry."""
     open_any_page(page, url)
     page.wait_for_function("() => window.fitlabHistory === true")
 
@@ -26,14 +25,13 @@ def history_length(page) -> int:
 def test_one_lr_step_is_one_entry_and_back_shows_the_value_before(page, server):
     open_page(page, server)
     entries = history_length(page)
-    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
-    rerun_after(page, lambda: step_up.click())
-    box = page.get_by_role("spinbutton", name="Learning rate")
-    expect(box).to_have_value("0.02")
+    lr = page.get_by_role("slider", name="Learning rate")
+    rerun_after(page, lambda: (lr.focus(), lr.press("ArrowRight")))
+    expect(lr).to_have_attribute("aria-valuetext", "0.02")
     assert "lr=0.02" in page.url
-    assert history_length(page) == entries + 1   # today: two, the box's own 0.015 and the grid's 0.02
+    page.wait_for_function(f"() => history.length === {entries + 1}")
     rerun_after(page, page.go_back)
-    expect(box).to_have_value("0.01")             # today: 0.015, a value nobody chose
+    expect(lr).to_have_attribute("aria-valuetext", "0.01")
     assert "lr=" not in page.url
 
 
@@ -59,19 +57,20 @@ def test_a_slider_move_and_detach_are_entries_back_walks_through(page, server):
     assert "width=" not in page.url and page.url.startswith(server)
 
 
-def test_five_quick_lr_clicks_are_five_grid_steps_and_five_entries(page, server):
+def test_five_quick_lr_presses_are_five_stops_and_back_shows_only_stops(page, server):
     open_page(page, server)
-    entries = history_length(page)
-    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
-    box = page.get_by_role("spinbutton", name="Learning rate")
-    box_of_plus = step_up.bounding_box()
-    for _ in range(5):                  # quick clicks: none waits for the page's run
-        page.mouse.click(box_of_plus["x"] + box_of_plus["width"] / 2, box_of_plus["y"] + box_of_plus["height"] / 2)
-    expect(box).to_have_value("0.5")    # 0.01 → 0.02 → 0.05 → 0.1 → 0.2 → 0.5; today 0.1, 0.06, …
-    page.wait_for_function(f"() => history.length === {entries + 5}")
-    for earlier in ("0.2", "0.1", "0.05", "0.02", "0.01"):   # each entry one value the person chose
-        rerun_after(page, page.go_back)
-        expect(box).to_have_value(earlier)
+    lr = page.get_by_role("slider", name="Learning rate")
+    lr.focus()
+    for _ in range(5):                  # quick presses: none waits for the page's run
+        lr.press("ArrowRight")
+    expect(lr).to_have_attribute("aria-valuetext", "0.5")    # 0.01 → 0.02 → 0.05 → 0.1 → 0.2 → 0.5
+    wait_idle(page)
+    shown = []
+    while lr.get_attribute("aria-valuetext") != "0.01" and len(shown) < 5:
+        rerun_after(page, page.go_back)  # each entry a stop the person passed, never a value between
+        shown.append(lr.get_attribute("aria-valuetext"))
+    assert shown[-1] == "0.01" and set(shown) <= {"0.01", "0.02", "0.05", "0.1", "0.2"}, shown
+    assert shown == sorted(shown, key=float, reverse=True) and page.url.startswith(server)
 
 
 def test_the_lesson_link_keeps_the_session_and_its_runs(page, server):
@@ -94,7 +93,7 @@ def test_the_lesson_link_keeps_the_session_and_its_runs(page, server):
 def test_back_after_a_sweep_cell_returns_to_the_settings_before_it_whole(page, server):
     open_page(page, f"{server}/?lr=0.02&seed=1&width=6")
     page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary', has_text="Advanced").click()
-    lr, seed = (page.get_by_role("spinbutton", name=name) for name in ("Learning rate", "Seed"))
+    lr, seed = page.get_by_role("slider", name="Learning rate"), page.get_by_role("spinbutton", name="Seed")
     expect(seed).to_have_value("1")
     width = page.get_by_role("slider", name="Hidden width")
     panel = page.get_by_role("tabpanel", name="Sweep")
@@ -103,12 +102,12 @@ def test_back_after_a_sweep_cell_returns_to_the_settings_before_it_whole(page, s
     cell = page.locator('.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path[aria-label^="lr: 0.1; seed: 3;"]')
     entries = history_length(page)
     rerun_after(page, cell.click)                  # the cell lr 0.1, seed 3: two settings at once
-    expect(lr).to_have_value("0.1")
+    expect(lr).to_have_attribute("aria-valuetext", "0.1")
     expect(seed).to_have_value("3")
     assert "lr=0.1" in page.url and "seed=3" in page.url and "width=6" in page.url
     assert history_length(page) == entries + 1     # today: two, lr=0.02&seed=3 between
     rerun_after(page, page.go_back)
-    expect(lr).to_have_value("0.02")               # today: lr 0.02 with seed 3, half applied
+    expect(lr).to_have_attribute("aria-valuetext", "0.02")   # today: lr 0.02 with seed 3, half applied
     expect(seed).to_have_value("1")
     expect(width).to_have_attribute("aria-valuetext", "6")
     assert "lr=0.02" in page.url and "seed=1" in page.url and "width=6" in page.url

@@ -74,7 +74,7 @@ def test_the_intros_link_keeps_the_settings_and_the_tab(page, server):
     wait_idle(page)
     assert len(page.context.pages) == pages                 # the same tab
     expect(page).to_have_url(re.compile(r"detach=false"))
-    expect(page.get_by_role("spinbutton", name="Learning rate")).to_have_value("0.1")
+    expect(page.get_by_role("slider", name="Learning rate")).to_have_attribute("aria-valuetext", "0.1")
     expect(page.get_by_role("slider", name="Hidden width")).to_have_attribute("aria-valuetext", "7")
     expect(page.locator('[data-testid="stAlert"]', has_text="loss.backward()")).to_have_count(1)
     # The lesson is open: the intro does not send the person to untick detach.

@@ -24,13 +24,13 @@ def logged_runs(page) -> list[str]:
 
 def test_quick_clicks_each_waiting_for_its_chart_are_all_in_compare(page, server):
     open_page(page, server)
-    step_up = sidebar_widget(page, "stNumberInput", "Learning rate").locator('[data-testid="stNumberInputStepUp"]')
-    box = page.get_by_role("spinbutton", name="Learning rate")
-    for lr in ("0.02", "0.05", "0.1"):        # the next click as soon as the chart is there
+    step_up = sidebar_widget(page, "stNumberInput", "Batch size").locator('[data-testid="stNumberInputStepUp"]')
+    box = page.get_by_role("spinbutton", name="Batch size")
+    for size in ("6", "7", "8"):              # the next click as soon as the chart is there
         chart_drawn_after(page, step_up.click)
-        expect(box).to_have_value(lr)
+        expect(box).to_have_value(size)
     # The 2 s rule for every setting logged two of four.
-    assert logged_runs(page) == ["#1 defaults", "#2 lr=0.02", "#3 lr=0.05", "#4 lr=0.1"]
+    assert logged_runs(page) == ["#1 defaults", "#2 batch_size=6", "#3 batch_size=7", "#4 batch_size=8"]
 
 
 def test_arrow_key_steps_log_where_the_slider_stopped(page, server):

@@ -42,7 +42,8 @@ def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
     assert grid["y"] >= 0 and grid["y"] + grid["height"] <= page.viewport_size["height"], grid
     rerun_after(page, lambda: cells.nth(target).click())
     expect(page.get_by_role("tab", name="Training")).to_have_attribute("aria-selected", "true")
-    expect(page.get_by_role("spinbutton", name="Learning rate")).to_have_value("0.03")
+    # lr 0.03 lies between the slider's stops: a stop of its own while in use
+    expect(page.get_by_role("slider", name="Learning rate")).to_have_attribute("aria-valuetext", "0.03")
     expect(page).to_have_url(re.compile(r"[?&]seed=3\b"))
     # What the click loaded, in one line: on the tab it opened, and beside the heatmap.
     expect(page.get_by_role("tabpanel", name="Training").get_by_text(
@@ -53,13 +54,12 @@ def test_clicking_a_sweep_cell_opens_it_as_the_current_run(page, server):
 
 def test_the_controls_step_where_it_matters(page, server):
     open_page(page, server)
-    box = page.get_by_role("spinbutton", name="Learning rate")
-    step_up = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]',
-                           has_text="Learning rate").locator('[data-testid="stNumberInputStepUp"]')
-    rerun_after(page, lambda: step_up.click())
-    expect(box).to_have_value("0.02")
-    rerun_after(page, lambda: step_up.click())
-    expect(box).to_have_value("0.05")
+    # The learning rate: one key press is one stop of 1, 2, 5 × 10^k.
+    lr = page.get_by_role("slider", name="Learning rate")
+    rerun_after(page, lambda: (lr.focus(), lr.press("ArrowRight")))
+    expect(lr).to_have_attribute("aria-valuetext", "0.02")
+    rerun_after(page, lambda: lr.press("ArrowRight"))
+    expect(lr).to_have_attribute("aria-valuetext", "0.05")
     # The width slider: every width to 16, then one key press from 16 is 24.
     thumb = page.get_by_role("slider", name="Hidden width")
     rerun_after(page, lambda: (thumb.focus(), *[thumb.press("ArrowRight") for _ in range(11)]))
@@ -195,9 +195,9 @@ def test_on_a_phone_targets_take_a_finger_and_a_change_shows_its_result(phone, s
     assert hit
     # One change in the sheet: the sheet closes and the result is on the screen.
     step_up = phone.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]',
-                            has_text="Learning rate").locator('[data-testid="stNumberInputStepUp"]')
+                            has_text="Batch size").locator('[data-testid="stNumberInputStepUp"]')
     rerun_after(phone, lambda: step_up.tap())
-    expect(phone.get_by_role("spinbutton", name="Learning rate")).to_have_value("0.02")
+    expect(phone.get_by_role("spinbutton", name="Batch size")).to_have_value("6")
     expect(sheet).to_have_attribute("data-collapsed", "true")
     phone.wait_for_function("""() => { const v = document.querySelector('.st-key-verdict');
         const r = v && v.getBoundingClientRect(); return r && r.top >= 0 && r.bottom <= innerHeight; }""")

@@ -50,8 +50,8 @@ def test_comparison_views(tall_page, server):
     open_page(page, server)
     width = page.get_by_role("slider", name="Hidden width")
     rerun_after(page, lambda: (width.focus(), *[width.press("ArrowRight") for _ in range(11)]))
-    lr = page.get_by_role("spinbutton", name="Learning rate")
-    rerun_after(page, lambda: (lr.fill("0.05"), lr.press("Enter")))
+    lr = page.get_by_role("slider", name="Learning rate")
+    rerun_after(page, lambda: (lr.focus(), lr.press("ArrowRight"), lr.press("ArrowRight")))   # 0.01 → 0.05
 
     open_tab(page, "Compare runs")
     panel = page.get_by_role("tabpanel", name="Compare runs")

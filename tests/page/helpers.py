@@ -5,12 +5,9 @@ import functools
 import json
 from pathlib import Path
 
-import pandas as pd
 import pyarrow as pa
 import streamlit as st
 from streamlit.testing.v1 import AppTest
-
-from ui import marshalled
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
 
@@ -38,7 +35,6 @@ def open_page(timeout: float = 60, **query) -> AppTest:
     instances) and `query` as the URL's query parameters."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    marshalled.forget()
     return run_page(timeout, **query)
 
 
@@ -71,7 +67,7 @@ def open_tab(at: AppTest, label: str, key: str = "view") -> AppTest:
     return at.run()
 
 
-def shown_values(dataframe) -> pd.DataFrame:
-    """The cells of a styled st.dataframe as the browser shows them (text)."""
-    styler = dataframe.proto.arrow_data.styler
-    return pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+def sent_table(dataframe) -> pa.Table:
+    """The Arrow table an st.dataframe sends the browser: a missing cell is
+    null, a NaN a number."""
+    return pa.ipc.open_stream(dataframe.proto.arrow_data.data).read_all()

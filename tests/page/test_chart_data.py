@@ -1,11 +1,12 @@
-"""The page's charts carry the run's own data. A chart drawn through
-ui.charts (the loss chart, the first screen's glance) has its message, its
-data made into Arrow, built once and sent as it is on every later view; the
-Watch it learn tab's pictures keep their tables, converted as they are drawn
-(ui/charts.py says why)."""
+"""The page's charts carry the run's own data. Each chart's spec is built
+once per run, its data sets made Arrow tables (ui/charts.py says why): a
+later view, by any session, builds no chart and makes no data set into a
+table again, and what it sends is what st.vega_lite_chart sends for the
+chart itself."""
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 
@@ -17,7 +18,8 @@ import streamlit.dataframe_util as dataframe_util
 import streamlit.elements.vega_charts as vega_charts
 from streamlit.testing.v1 import AppTest
 
-import ui.charts as charts
+import ui.tabs.training as training
+import ui.tabs.watch as watch
 from fitlab import Config, train
 from fitlab.figures.charts import loss_chart
 from fitlab.figures.watch_charts import watch_panels
@@ -30,22 +32,22 @@ CONFIG = Config(width=6, epochs=12, lr=0.03)
 
 @pytest.fixture
 def conversions(monkeypatch):
-    """How many chart data sets Streamlit has converted to Arrow so far: [count]."""
+    """How many chart data sets Streamlit has made into Arrow from anything
+    but an Arrow table (through pandas) so far: [count]."""
     st.cache_data.clear()
     st.cache_resource.clear()
-    charts.forget()
     calls = [0]
     real = dataframe_util.convert_anything_to_arrow_bytes
 
     def convert(data, *args, **kwargs):
-        calls[0] += 1
+        calls[0] += not isinstance(data, pa.Table)
         return real(data, *args, **kwargs)
 
     streamlits = types.SimpleNamespace(**vars(dataframe_util))
     streamlits.convert_anything_to_arrow_bytes = convert
     monkeypatch.setattr(vega_charts, "dataframe_util", streamlits)
     yield calls
-    charts.forget()
+    st.cache_resource.clear()
 
 
 def view() -> AppTest:
@@ -62,33 +64,36 @@ def sent(at: AppTest) -> dict[str, pd.DataFrame]:
             for chart in at.get("vega_lite_chart") for d in chart.proto.datasets}
 
 
-def watch_datasets(at: AppTest) -> int:
-    """How many data sets the watch view's pictures (the charts with an epoch input) send."""
-    return sum(len(c.proto.datasets) for c in at.get("vega_lite_chart")
-               if any(p.get("name") == "epoch" for p in json.loads(c.proto.spec).get("params", [])))
+def test_later_views_build_no_chart_and_convert_no_data(conversions, monkeypatch):
+    built = []
 
+    def counted(real):
+        @functools.wraps(real)  # the same name: the spec memo keys on it
+        def wrapper(*args, **kwargs):
+            built.append(real.__name__)
+            return real(*args, **kwargs)
+        return wrapper
 
-def test_the_first_screens_charts_are_converted_once_the_pictures_as_they_are_drawn(conversions):
+    for module, name in ((training, "loss_chart"), (watch, "watch_panels")):
+        monkeypatch.setattr(module, name, counted(getattr(module, name)))
     first = view()
-    kept = conversions[0] - watch_datasets(first)  # the loss chart's and the glance's, made once
-    assert kept >= 3 and watch_datasets(first) > 0
+    assert sorted(built) == ["loss_chart", "watch_panels", "watch_panels"]  # the glance's two, the tab's six
     first.run()
     later = view()
-    # A rerun and another session: the first screen's messages as they were, Watch it learn's drawn anew.
-    assert conversions[0] == kept + watch_datasets(first) + watch_datasets(first) + watch_datasets(later)
-    before = conversions[0]
     again = run_page(120, **QUERY)  # the Training tab: the loss chart and the glance
-    assert not again.exception and len(again.get("vega_lite_chart")) == 3 and conversions[0] == before
+    assert not again.exception and len(again.get("vega_lite_chart")) == 3
+    assert conversions[0] == 0 and len(built) == 3
     assert sent(later).keys() == sent(first).keys()
     assert [c.proto for c in again.get("vega_lite_chart")] == [c.proto for c in run_page(120, **QUERY).get(
         "vega_lite_chart")]
 
 
-def test_a_kept_message_is_st_vega_lite_charts():
+def test_a_kept_spec_is_drawn_as_st_vega_lite_chart_draws_the_spec():
     at = AppTest.from_function(both_ways).run()
     assert not at.exception
-    direct, kept = (c.proto for c in at.get("vega_lite_chart"))
-    assert kept == direct and kept.datasets and json.loads(kept.spec)["height"] == 125
+    direct, kept, glance_like = (c.proto for c in at.get("vega_lite_chart"))
+    assert kept == direct and kept.datasets
+    assert json.loads(glance_like.spec)["height"] == 125 and glance_like.datasets == direct.datasets
 
 
 def both_ways():
@@ -97,17 +102,19 @@ def both_ways():
 
     from ui import charts
 
-    spec = {"datasets": {"rows": pd.DataFrame({"epoch": [0, 1, 2], "loss": [1.0, 0.5, float("nan")]})},
-            "data": {"name": "rows"}, "mark": "line", "height": 125,
-            "encoding": {"x": {"field": "epoch", "type": "quantitative"},
-                         "y": {"field": "loss", "type": "quantitative"}}}
-    st.vega_lite_chart(spec, width="stretch")
-    charts.kept(("a chart", 1), lambda: spec)
+    def spec():
+        return {"datasets": {"rows": pd.DataFrame({"epoch": [0, 1, 2], "loss": [1.0, 0.5, float("nan")]})},
+                "data": {"name": "rows"}, "mark": "line",
+                "encoding": {"x": {"field": "epoch", "type": "quantitative"},
+                             "y": {"field": "loss", "type": "quantitative"}}}
+
+    st.vega_lite_chart(spec(), width="stretch")
+    charts.draw(spec, "a chart")
+    st.vega_lite_chart({**charts.spec(spec, "a chart"), "height": 125}, width="stretch")
 
 
 def test_the_charts_send_the_runs_own_numbers(conversions):
-    at = view()
-    data = sent(at)
+    data = sent(view())
     run = train(CONFIG)
     for panel in watch_panels(run).values():
         for name, table in panel["datasets"].items():

@@ -85,7 +85,7 @@ def test_pinned_runs_survive_clearing_the_log(app):
     for i, width in enumerate((6, 7, 8)):
         app.select_slider(key="width").set_value(width).run()
         # Looking at each run (a rerun on it): a slider stepped on at once would pass
-        # through 7 (tests/lib/serving/test_runlog_steps.py).
+        # through 7 (tests/lib/test_runlog_steps.py).
         app.slider(key="compare_smoothing").set_value(0.1 * (i + 1)).run()
     app.multiselect(key="compare_pinned").select("#2 width=6").run()
     app.button(key="compare_clear").click().run()

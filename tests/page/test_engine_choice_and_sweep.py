@@ -32,7 +32,7 @@ def test_undetached_labels_run_autograd_whatever_the_engine(app):
 
 def test_sweep_shows_a_heatmap_and_loads_a_cell(app):
     open_tab(app, "Sweep")
-    app.text_input(key="sweep_lr").set_value("0.01, 0.05")
+    app.text_input(key="sweep_lr").set_value("0.01, 0.03")   # 0.03: between the slider's stops
     app.text_input(key="sweep_seed").set_value("0, 3")
     app.button(key="sweep_run").click().run()
     assert not app.exception and not app.error
@@ -42,13 +42,13 @@ def test_sweep_shows_a_heatmap_and_loads_a_cell(app):
     assert len(heatmaps) == 1
     cell = app.selectbox(key="sweep_cell")
     assert cell.options == [
-        "lr=0.01, seed=0", "lr=0.01, seed=3", "lr=0.05, seed=0", "lr=0.05, seed=3"]
+        "lr=0.01, seed=0", "lr=0.01, seed=3", "lr=0.03, seed=0", "lr=0.03, seed=3"]
     cell.select_index(3).run()
     app.button(key="sweep_load").click().run()
     assert not app.exception
     assert app.session_state["view"] == "Training"   # the loaded cell's own view
-    assert app.number_input(key="lr").value == 0.05 and app.number_input(key="seed").value == 3
-    run = train(Config(lr=0.05, seed=3))
+    assert app.select_slider(key="lr").value == 0.03 and app.number_input(key="seed").value == 3
+    run = train(Config(lr=0.03, seed=3))
     assert app.metric[1].value == f"{run.history.test_loss.iloc[-1]:.4g}"
 
 
@@ -94,13 +94,19 @@ def test_a_sweep_over_the_budget_is_refused_in_the_pages_words_and_no_old_heatma
     assert not heatmaps(app)
 
 
-def test_a_sweep_width_off_the_sliders_stops_is_refused(app):
+def test_a_sweep_cell_between_the_sliders_stops_loads_as_it_is(app):
     open_tab(app, "Sweep")
     app.selectbox(key="sweep_x").set_value("width").run()
     app.text_input(key="sweep_width").set_value("4, 20").run()
+    app.text_input(key="sweep_seed").set_value("0, 3")
     app.button(key="sweep_run").click().run()
-    assert not app.exception
-    assert "width 20 is not one of the Hidden width slider's stops" in app.text[0].value
+    assert not app.exception and not app.error
+    cell = app.selectbox(key="sweep_cell")
+    cell.select_index(cell.options.index("width=20, seed=3")).run()
+    app.button(key="sweep_load").click().run()
+    assert not app.exception and not app.error
+    assert app.select_slider(key="width").value == 20 and "20" in app.select_slider(key="width").options
+    assert app.metric[1].value == f"{train(Config(width=20, seed=3)).history.test_loss.iloc[-1]:.4g}"
 
 
 def test_the_sweep_says_what_each_axis_compares(app):

@@ -50,7 +50,7 @@ def test_the_settings_whose_steps_pass_through_are_the_drawn_sliders(app):
     from ui.sidebar import slid_settings
 
     drawn = {w.key for w in [*app.slider, *app.select_slider] if w.key in fitlab.BOUNDS}
-    assert slid_settings() == drawn and "width" in drawn and "lr" not in drawn
+    assert slid_settings() == drawn and {"width", "lr"} <= drawn and "seed" not in drawn
 
 
 @pytest.mark.slow  # the lesson's script runs in a worker process
@@ -84,21 +84,13 @@ def test_a_config_seen_before_does_not_train_again(app, train_calls):
     assert train_calls == [Config(width=6)]
 
 
-@pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
-def test_the_learning_rate_steps_multiply(app):
-    box = app.number_input(key="lr")
-    box.increment().run()
-    assert app.number_input(key="lr").value == 0.02
-    app.number_input(key="lr").increment().run()
-    assert app.number_input(key="lr").value == 0.05
-    app.number_input(key="lr").decrement().run()
-    app.number_input(key="lr").decrement().run()
-    app.number_input(key="lr").decrement().run()
-    assert app.number_input(key="lr").value == 0.005
-    app.number_input(key="lr").set_value(0.0137).run()   # typed: kept as typed
-    assert app.number_input(key="lr").value == 0.0137
-    assert not app.exception and not app.error
-    run = train(Config(lr=0.0137))
+def test_the_learning_rate_slides_through_one_two_five_from_1e_6_to_10(app):
+    lr = app.select_slider(key="lr")
+    assert lr.value == 0.01 and lr.options[:4] == ["1e-06", "2e-06", "5e-06", "1e-05"] and lr.options[-1] == "10"
+    assert len(lr.options) == 22 and lr.options[12:15] == ["0.01", "0.02", "0.05"]
+    lr.set_value(0.02).run()
+    assert app.select_slider(key="lr").value == 0.02 and not app.exception and not app.error
+    run = train(Config(lr=0.02))
     assert app.metric[0].value == f"{run.history.train_loss.iloc[-1]:.4g}"
 
 

@@ -38,6 +38,20 @@ def test_a_link_to_a_wide_stop_of_the_width_slider_opens_it():
     assert page_config(at) == Config(width=48, lr=0.02)
 
 
+def test_a_link_between_the_sliders_stops_opens_its_values_as_they_are():
+    # Old links (the learning rate was a number box) and sweep cells hold values between the stops:
+    # each is a stop of its own while in use, so the link and the address bar stay the run on screen.
+    at = open_link(lr="0.015", width="17")
+    assert not at.exception and not at.error and not at.warning
+    assert page_config(at) == Config(lr=0.015, width=17)
+    lr = at.select_slider(key="lr")
+    assert lr.options[lr.options.index("0.01"):][:3] == ["0.01", "0.015", "0.02"]
+    assert "17" in at.select_slider(key="width").options
+    lr.set_value(0.02).run()
+    assert at.select_slider(key="lr").value == 0.02 and "0.015" not in at.select_slider(key="lr").options
+    assert not at.exception and page_config(at) == Config(lr=0.02, width=17)
+
+
 @pytest.mark.slow  # the lesson's script runs in a worker process
 def test_a_link_with_detach_off_opens_the_lesson():
     # 3 epochs: the lesson's fix gallery trains its fixes for as many.
@@ -59,7 +73,7 @@ def ignored_text(at) -> str:
     ({"lr": "nan"}, "lr"), ({"seed": "1.5"}, "seed"), ({"detach": "maybe"}, "detach"),
     ({"width": ["3", "4"]}, "width"), ({"epochs": ""}, "epochs"),
     ({"batch_size": "20", "n_train": "10"}, "batch_size"), ({"colour": "red"}, "colour"),
-    ({"width": "17"}, "width"),   # a valid Config, but not a stop of the width slider
+    ({"width": "2.5"}, "width"),
 ])
 @pytest.mark.slow  # seconds of CPU: the full suite's, not the inner loop's
 def test_garbage_in_the_url_warns_and_the_page_works(params, field):
@@ -82,11 +96,11 @@ def test_garbage_in_the_url_warns_and_the_page_works(params, field):
 
 
 def test_the_address_bar_keeps_what_it_used_and_drops_what_it_ignored():
-    at = open_link(colour="red", lr=["0.1", "0.2"], seed="4")
+    at = open_link(colour="red", seed=["3", "4"], lr="0.2")
     assert not at.exception
     assert dict(at.query_params) == {"lr": "0.2", "seed": "4"}
     assert page_config(at) == Config(lr=0.2, seed=4)
-    assert "• lr=0.1 (and 1 more): given 2 times; using 0.2." in ignored_text(at)
+    assert "• seed=3 (and 1 more): given 2 times; using 4." in ignored_text(at)
 
 
 PHISHING = ("`\n\n---\n\n**RuntimeError: your session expired. "

@@ -9,13 +9,12 @@ import streamlit as st
 
 import fitlab
 from fitlab import Config
-from fitlab.config import SETTINGS
 from fitlab.figures.charts import sweep_heatmap
 from fitlab.figures.tables import download_name
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
 from ui.state import TabKeys, heavy
-from ui.words import FIELD_LABELS, over_budget_message, stops_in_words
+from ui.words import FIELD_LABELS, over_budget_message
 
 KEYS = TabKeys("sweep")
 HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
@@ -95,13 +94,8 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
     """Train the grid with a progress bar, within the work budget; keep its
     table in the session. A refused sweep leaves no old heatmap behind."""
     try:
+        # A cell between a slider's stops loads as it is: ui.sidebar.stops_in_use.
         axes = {x: parse_axis(x, texts[x]), y: parse_axis(y, texts[y])}
-        for axis, values in axes.items():  # a cell is loaded into the sidebar, whose sliders have their stops only
-            stops = SETTINGS[axis].stops
-            off_slider = [v for v in values if stops and v not in stops]
-            if off_slider:
-                raise ValueError(f"{axis} {off_slider[0]} is not one of the {FIELD_LABELS[axis]} slider's stops "
-                                 f"({stops_in_words(stops)})")
         cells = grid(config, **axes)
         check_sweep(cells)
         bar = st.progress(0, text="Sweeping")

@@ -4,24 +4,22 @@ teacher's and the student's parameters."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
-from pandas.io.formats.style import Styler
 
 from fitlab import Config
-from fitlab.figures.charts import diverging_tint, loss_chart
+from fitlab.figures.charts import loss_chart
 from fitlab.figures.tables import history_csv, history_file_name
 from fitlab.fit_that_works import FitThatWorks, fit_that_works, search_seconds
 from fitlab.outcome import outcome
 from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
-from ui import marshalled
-from ui.charts import draw
+from ui.charts import KEYED_BY_REPR, draw
 from ui.sidebar import load_settings
-from ui.state import heavy
+from ui.state import heavy, let_others_draw
 from ui.tabs.watch import watch_glance
 from ui.words import FIELD_LABELS, loss_change
 
@@ -263,7 +261,7 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
                        on_click="ignore")
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
 def loss_history_csv(config: Config, _run: Run) -> str:
     """history_csv(_run), written once per run (a tenth of a cached page's
     CPU when written on every page run) and shared by every session;
@@ -271,96 +269,51 @@ def loss_history_csv(config: Config, _run: Run) -> str:
     return history_csv(_run)
 
 
-# Styling is a Python call per cell and a CSS rule sent per cell: beyond
-# this many cells (width 16 has 561) the matrices are shown uncoloured.
-MAX_COLOURED_CELLS = 5000
+# A run's two tables, built once per run, server-wide, read only: about 20
+# width-256 runs' worth (their two are 3 MB).
+@st.cache_resource(max_entries=20, show_spinner=False, hash_funcs=KEYED_BY_REPR)
+def parameter_tables_of(config: Config, _run: Run) -> dict[str, pa.Table]:
+    """The teacher's and the student's parameter_matrix of the run of
+    `config`, by net, as Arrow tables: the cells past a layer's inputs
+    missing (shown blank), a diverged run's NaN and inf kept as numbers
+    (shown "NaN", "Infinity")."""
+    let_others_draw()
+    return {net: _arrow_matrix(params) for net, params in (("teacher", _run.teacher_params),
+                                                          ("student", _run.student_params))}
 
 
-# The matrices are read only to build the tables' messages (ui.marshalled
-# keeps those): a few runs' worth, not 64 (2 MB each at width 256).
-@st.cache_resource(max_entries=4, show_spinner=False)
-def parameter_matrices(config: Config, _run: Run) -> tuple[pd.DataFrame, pd.DataFrame, float]:
-    """The run's teacher and student parameter matrices (parameter_matrix)
-    and the bound of their shared colour scale: built when the run's tables
-    are built, read only. `config` names the run (the run cache's key)."""
-    run = _run
-    teacher, student = parameter_matrix(run.teacher_params), parameter_matrix(run.student_params)
-    values = np.concatenate([run.teacher_params.value, run.student_params.value])
-    finite = np.abs(values[np.isfinite(values)])
-    bound = float(max(np.abs(run.teacher_params.value).max(), np.quantile(finite, 0.995) if finite.size else 0))
-    return teacher, student, bound
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def padding(config: Config, net: str, _params: pd.DataFrame) -> pd.DataFrame:
-    """padding_mask(_params), once per run and net: `_params` is the
-    parameter table of `config`'s `net` ("teacher" or "student")."""
-    return padding_mask(_params)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def matrix_shape(config: Config, _run: Run) -> tuple[int, int]:
-    """The shape of the run's teacher matrix, by which both tables are sized
-    and coloured, kept after the matrices themselves are forgotten."""
-    return parameter_matrices(config, _run)[0].shape
-
-
-def _styled_matrix(params: pd.DataFrame, matrix: pd.DataFrame, bound: float,
-                   padded: Callable[[], pd.DataFrame] | None = None) -> pd.DataFrame | Styler:
-    """The matrix styled as shown: each cell's background on the watch view's
-    diverging scale (fitlab.figures.charts.diverging_tint, stronger up to ±bound)
-    while it is small enough to colour; padding past a layer's inputs blank,
-    and a diverged run's NaN and inf written out (the grid would show
-    "None"). The bare matrix when it is finite and too large to colour.
-    `padded()` gives padding_mask(params) when it is needed (default: made
-    here)."""
-    finite = np.isfinite(params["value"]).all()
-    small = matrix.size <= MAX_COLOURED_CELLS and bound > 0
-    if finite and not small:
-        return matrix
-    styler = matrix.style
-    if small:
-        def colour(value: float) -> str:
-            tint = diverging_tint(value, bound)
-            return "" if tint is None else f"background-color: {tint}"
-
-        styler = styler.map(colour)
-    styler = styler.format("{:.4f}", na_rep="nan")
-    padded_cells = padding_mask(params) if padded is None else padded()
-    for pattern, rows in padded_cells.groupby(list(padded_cells.columns), sort=False).groups.items():
-        blank = [c for c, padded in zip(padded_cells.columns, pattern) if padded]
-        if blank:
-            styler = styler.format("", subset=pd.IndexSlice[list(rows), blank])
-    return styler
+def _arrow_matrix(params: pd.DataFrame) -> pa.Table:
+    matrix, padded = parameter_matrix(params), padding_mask(params)
+    table = pa.Table.from_pandas(matrix)  # the row labels as pandas' index, which the grid shows as such
+    for at, column in enumerate(matrix.columns):
+        # Arrow's own array, not pandas': pandas would make NaN missing too.
+        table = table.set_column(at, column, pa.array(matrix[column].to_numpy(float), mask=padded[column].to_numpy()))
+    return table
 
 
 # Streamlit's grid rows are 35 px; a table this many rows high shows the
 # default width's 11 rows whole, and scrolls for wider nets.
 ROW_PX, MAX_ROWS_SHOWN = 35, 16
+# Every weight to four decimals, in each column's own format (no per-cell styling: restyling
+# every cell cost most of a cached page, docs/measurements/robustness.md).
+WEIGHT = st.column_config.NumberColumn(format="%.4f")
 
 
 def parameter_tables(run: Run) -> None:
     """Teacher and student parameters, one above the other, each layer as
-    its matrix (rows: output units; columns: inputs, then the bias),
-    coloured on one scale for both. Stacked, each has the page's width: at
-    1400 px side by side showed 5 of the default's 11 columns."""
-    rows, columns = matrix_shape(run.config, run)
-    height = ROW_PX * (min(rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
-
-    def table(net: str) -> pd.DataFrame | Styler:
-        teacher, student, bound = parameter_matrices(run.config, run)
-        params = run.teacher_params if net == "teacher" else run.student_params
-        return _styled_matrix(params, teacher if net == "teacher" else student, bound,
-                              lambda: padding(run.config, net, params))
-
+    its matrix (rows: output units; columns: inputs, then the bias).
+    Stacked, each has the page's width: at 1400 px side by side showed 5 of
+    the default's 11 columns."""
+    tables = parameter_tables_of(run.config, run)
+    height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):
-        st.subheader("Teacher")
-        st.caption("The weights that made the labels.")
-        marshalled.dataframe((run.config, "teacher"), lambda: table("teacher"), height=height)
-        st.subheader("Student")
-        st.caption(student_caption(run))
-        marshalled.dataframe((run.config, "student"), lambda: table("student"), height=height)
-    st.caption(parameter_tables_note(rows * columns > MAX_COLOURED_CELLS))
+        for net, caption in (("teacher", "The weights that made the labels."), ("student", student_caption(run))):
+            st.subheader(net.capitalize())
+            st.caption(caption)
+            table = tables[net]
+            st.dataframe(table, width="stretch", height=height, placeholder="",
+                         column_config=dict.fromkeys(table.column_names[:-1], WEIGHT))  # the last: the index
+    st.caption(PARAMETER_TABLES_NOTE)
 
 
 def student_caption(run: Run) -> str:
@@ -374,10 +327,7 @@ def student_caption(run: Run) -> str:
             f"batch {run.error.batch}.")
 
 
-def parameter_tables_note(uncoloured: bool) -> str:
-    """What the parameter matrices show, and where the tidy values are."""
-    colours = ("Too many cells to colour at this width." if uncoloured
-               else "Blue above 0, red below, the same scale for teacher and student.")
-    return (f"Each layer as its matrix: a row per output unit, a column per input, then the bias. "
-            f"{colours} Compare runs › the parameters CSV has every value in tidy form "
-            f"(parameter, uses, row, col, value).")
+# What the parameter matrices show, and where the tidy values are.
+PARAMETER_TABLES_NOTE = ("Each layer as its matrix: a row per output unit, a column per input, then the bias; "
+                         "blank past a layer's inputs. Compare runs › the parameters CSV has every value in "
+                         "tidy form (parameter, uses, row, col, value).")

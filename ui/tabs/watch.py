@@ -29,7 +29,7 @@ from fitlab.figures.watch_weights import (
     layer_titles,
 )
 from fitlab.run import Run
-from ui.charts import kept, spec
+from ui.charts import spec
 from ui.phone import PHONE
 
 # The player's HTML, CSS and JavaScript, a %-template: only its own code and
@@ -113,8 +113,7 @@ def recording_note(run: Run) -> str:
 
 def watch_section(run: Run) -> None:
     """The Watch it learn tab: the scrubbable pictures of a finished run, with
-    one slider and Play. Their data stay tables, converted as they are drawn:
-    see ui/charts.py."""
+    one slider and Play."""
     # Its loss panel follows the Training tab's Log scale toggle, drawn earlier in every run.
     log_scale = st.session_state.get("log_scale", True)
     panels = spec(watch_panels, (run.config, log_scale), run, log_scale)
@@ -138,15 +137,10 @@ def watch_glance(run: Run) -> None:
     the test rows' predictions on fixed axes, side by side (stacked on a
     phone)."""
     log_scale = st.session_state.get("log_scale", True)
-    key = (run.config, log_scale, GLANCE)
-
-    def picture(name: str) -> dict:
-        return {**spec(watch_panels, key, run, log_scale, GLANCE)[name], "height": GLANCE_HEIGHT}
-
+    panels = spec(watch_panels, (run.config, log_scale, GLANCE), run, log_scale, GLANCE)
     with st.container(key="glance"):
         st.html(player_html(run, "glance"), unsafe_allow_javascript=True)
         with st.container(key="glance_pictures"):
             for column, name in zip(st.columns(len(GLANCE)), GLANCE):
                 with column, st.container(key=f"glance_{name}"):
-                    # The first screen: its message built once per run (ui/charts.py).
-                    kept((*key, name), lambda name=name: picture(name))
+                    st.vega_lite_chart({**panels[name], "height": GLANCE_HEIGHT}, width="stretch")
