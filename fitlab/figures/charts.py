@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from fitlab.baseline import Baseline
-from fitlab.run import Run
 from fitlab.compare import LoggedRun, overlay_long
+from fitlab.run import Run
 from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}
