@@ -140,3 +140,13 @@ def test_requirements_txt_pins_each_line_exactly():
     lines = [ln for ln in (ROOT / "requirements.txt").read_text().splitlines()
              if ln.strip() and not ln.startswith("#")]
     assert all(re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[\w.+]+", ln.strip()) for ln in lines), lines
+
+
+def test_the_app_extra_pins_what_requirements_txt_pins():
+    """`pip install ".[app]"` and `-r requirements.txt` install the same page."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#")}
+    extra = set(project["optional-dependencies"]["app"])
+    assert extra <= pins
+    assert {_normal(pin.split("==")[0]) for pin in pins - extra} <= _requirement_names(project["dependencies"])

@@ -14,7 +14,7 @@ LAYERS = (
     ("numerics",),
     (*RUN, "student", "shared_layer"),
     ("engines",),
-    ("training", "sweeps"),
+    ("training", "sweeps", "compare"),
     ("failure", "figures", "serving", "fit_that_works"),
 )
 
