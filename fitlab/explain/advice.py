@@ -15,10 +15,12 @@ import linecache
 import os
 from dataclasses import dataclass, replace
 
+import libcst as cst
+
 from fitlab.explain import stack as stacks
 from fitlab.explain.aliases import view_rebinding
 from fitlab.explain.causes import CAUSES, VIEW_CLONE, VIEW_WRITE, VISIBLE_WRITE
-from fitlab.explain.codemods import Site
+from fitlab.explain.codemods import Site, reads
 from fitlab.explain.codemods.lines import VISIBLE
 from fitlab.explain.graph import storage_key
 
@@ -201,6 +203,21 @@ def _sites(write_stack: tuple, saved_stack: tuple, failed_stack: tuple, **extra)
     return {p: Site(**{k: tuple(line for f, line in v if f == p) for k, v in frames.items()}, **extra) for p in paths}
 
 
+def _line_reads(line: str) -> set:
+    try:
+        return reads(cst.parse_statement(line.strip()))
+    except Exception:  # noqa: BLE001 - a line that is part of a longer statement names nothing here
+        return set()
+
+
+def _shared_name(written: list, saved: str) -> str | None:
+    """The one name the saved line and a line of the write's frames both read (`scale(h)` and
+    `y = layer(hidden=h)`: h), or None."""
+    both = set().union(*map(_line_reads, written)) & _line_reads(saved)
+    both -= {"torch", "F", "nn", "self"}
+    return both.pop() if len(both) == 1 else None
+
+
 def _only(sites: dict, path) -> dict:
     return {path: sites[path]} if path in sites else {}
 
@@ -213,6 +230,9 @@ def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, ke
     saved = _user_line(saved_stack)
     at_write = _only(sites, where[0]) if where else {}
     at_save = _only(sites, saved[0]) if saved else {}
+    if at_save and where:   # the name the write (or a caller of it) and the save both read
+        written = [linecache.getline(f, line) for f, line in _frames(write.stack)]
+        at_save = {p: replace(site, name=_shared_name(written, saved[2])) for p, site in at_save.items()}
     if op == "aten::embedding_renorm_":
         return _fix("embedding_max_norm", ADVICE["embedding_max_norm"].format(op=op), at_save)
     if carried:

@@ -10,7 +10,7 @@ correct program computes is given by none of them (tests/explain/test_causes.py)
 
 What `proof` means: an edit that only rewrites an in-place op as its out-of-place form, or
 clones before a write, computes what the program meant, the gradients it has when every saved
-tensor keeps the value it had when saved (REFERENCE: fix.py reruns the original with
+tensor keeps the value it had when saved (REFERENCE: fix/ reruns the original with
 torch.autograd.graph.saved_tensors_hooks packing a clone and compares). An edit that changes what
 is computed (a detach, a fresh forward after an optimizer step) has no such reference: it RUNS,
 and `changes` says what it changes.
@@ -31,7 +31,7 @@ from fitlab.explain.codemods.flow import DetachState, DetachValue, FreshForward
 from fitlab.explain.codemods.lines import CloneAtSave, CloneFirst, CloneWeight, DropInplace, OutOfPlace
 
 REFERENCE, RUNS = "reference", "runs"
-# --fix's verdicts (fix.py): RUNS is both a cause's proof and the verdict it can earn at best.
+# --fix's verdicts (fix/): RUNS is both a cause's proof and the verdict it can earn at best.
 PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
 
 # Which writes torch counts, said once (the lesson, the ledger and README cite it): every
@@ -172,16 +172,18 @@ _LIST = (
         "the target network never trains on"),
     Cause(
         "carried_state",
-        "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`) "
-        "reaches the graph of an earlier batch, whose weights were updated since.",
-        "detach the state at the batch boundary (`h = h.detach()`).",
+        "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`), or "
+        "a value made once and reused by every step (PPO's old log-probabilities), reaches the graph of an "
+        "earlier batch, whose weights were updated since.",
+        "detach the state at the batch boundary (`h = h.detach()`), or the reused value where it is made.",
         "This backward() reached the graph of an earlier batch through a tensor carried over from it "
-        "(an RNN's hidden state), and the weights that graph saved were updated since. Detach the state "
-        "at the batch boundary: `h = h.detach()` (an LSTM's pair: `h = tuple(s.detach() for s in h)`); "
-        "then retain_graph=True is no longer needed.",
+        "(an RNN's hidden state, or a value made once and reused, such as PPO's old log-probabilities), and "
+        "the weights that graph saved were updated since. Detach the state at the batch boundary: "
+        "`h = h.detach()` (an LSTM's pair: `h = tuple(s.detach() for s in h)`), or the reused value where it "
+        "is made (`old_logp = ....detach()`); then retain_graph=True is no longer needed.",
         DetachState(), RUNS,
-        "each batch's backward stops at the carried state (truncated backpropagation), instead of "
-        "reaching earlier batches' graphs"),
+        "each step's backward stops at the carried state or the reused value (truncated backpropagation; "
+        "old log-probabilities are constants of PPO's loss), instead of reaching earlier steps' graphs"),
     Cause(
         "clone_before_write",
         "Another in-place write (through a view, or by a library) to a tensor autograd saved.",

@@ -53,7 +53,8 @@ class Tree:
         self.marks: dict = {}   # id(node) -> its replacement: a node, or a list of statements
 
     def mark(self, node, replacement) -> None:
-        """Replace `node` by `replacement` (a node, or a list of statements for a statement)."""
+        """Replace `node` by `replacement`: a node, a list of statements for a statement, or a
+        function of the node as updated (its marked children already replaced)."""
         self.marks[id(node)] = replacement
 
     def line_of(self, node) -> int:
@@ -104,6 +105,7 @@ class Tree:
                 new = marks.get(id(original))
                 if new is None:
                     return updated
+                new = new(updated) if callable(new) else new
                 return cst.FlattenSentinel(new) if isinstance(new, list) else new
         return self.module.visit(Swap()).code
 

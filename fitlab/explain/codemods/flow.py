@@ -89,20 +89,29 @@ class FreshForward(Codemod):
 
 class DetachState(Codemod):
     """`h = h.detach()` before the saved statement, for each name it both reads and binds (the state
-    carried into the next batch or epoch)."""
+    carried into the next batch or epoch); an LSTM's pair (a call whose callee's name says lstm):
+    `h = tuple(s.detach() for s in h)`. Where no saved line carries a name into itself, the value
+    made once and reused by each step is detached where it is assigned (DetachValue)."""
 
     name = "detach_state"
-    summary = ("`h = h.detach()` before the line that carries a state into the next step "
-               "(an RNN's hidden state, old log-probabilities): truncated backpropagation")
+    summary = ("`h = h.detach()` before the line that carries a state into the next step (an RNN's "
+               "hidden state; an LSTM's pair as a tuple), or `.detach()` where a value reused by every step "
+               "is made (PPO's old log-probabilities)")
 
     def find(self, tree: Tree, site: Site) -> None:
         for line in reversed(site.saved):
             st = tree.statement(line)
             if isinstance(st, cst.SimpleStatementLine) and isinstance(st.body[0], cst.Assign):
-                carried = sorted(targets(st) & reads(st.body[0].value))
+                value = st.body[0].value
+                carried = sorted(targets(st) & reads(value))
                 if carried:
-                    new = parse_statements("\n".join(f"{h} = {h}.detach()" for h in carried))
+                    # An LSTM's state is a pair: each of its tensors detached.
+                    pair = isinstance(value, cst.Call) and "lstm" in tree.code(value.func).lower()
+                    new = parse_statements("\n".join(
+                        f"{h} = tuple(s.detach() for s in {h})" if pair else f"{h} = {h}.detach()" for h in carried))
                     new[0] = new[0].with_changes(leading_lines=st.leading_lines)
                     tree.mark(st, [*new, st.with_changes(leading_lines=[])])
                     return
-        raise Skip("no saved line reads and binds the same name")
+        # A value computed once and reused by every step (PPO's old log-probabilities): detached
+        # where it is assigned.
+        DetachValue().find(tree, site)

@@ -128,7 +128,7 @@ class OutOfPlace(Codemod):
         inplace = [c for c in calls.found if any(_inplace_true(a) for a in c.args)]
         if inplace:   # F.relu(x, inplace=True): the same call without it
             for c in inplace:
-                tree.mark(c, _without_inplace(c))
+                tree.mark(c, _without_inplace)
             return
         chained = [c for c in calls.found if _underscored(c) and isinstance(c.func.value, cst.Call)]
         if chained:   # torch.exp(x).add_(1): the result is new, its out-of-place form binds the same
@@ -231,7 +231,7 @@ class DropInplace(Codemod):
                 f = node.func
                 called = f.attr.value if isinstance(f, cst.Attribute) else getattr(f, "value", None)
                 if called == site.module:
-                    tree.mark(node, _without_inplace(node))
+                    tree.mark(node, _without_inplace)
 
 
 class CloneWeight(Codemod):
@@ -255,7 +255,8 @@ class CloneWeight(Codemod):
 class CloneAtSave(Codemod):
     """`.clone()` of the written tensor at the line that saved it: `site.name` read there becomes
     `name.clone()`, or the line's value is cloned when it binds `site.name` (or, with no name, the
-    one name the line binds); a container built there gets each element a call computes cloned."""
+    one name the line binds); a container built there gets each element a call computes cloned; on
+    `x /= x.norm()` (saved and written on one line) the read of `x` is cloned."""
 
     name = "clone_at_save"
     summary = ("`.clone()` at the line that saved the tensor: `y = h @ w` -> `y = h.clone() @ w`, or "
@@ -265,6 +266,13 @@ class CloneAtSave(Codemod):
         if not site.saved:
             raise Skip("no saved line in this file")
         st, small = tree.simple(site.saved[-1])
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            # x /= x.norm(): saved and written on one line; the read the op saved is the one cloned.
+            names = _ReadNames(site.name or small.target.value)
+            small.value.visit(names)
+            for n in names.found:
+                tree.mark(n, method(n, "clone"))
+            return
         if not isinstance(small, cst.Assign):
             raise Skip("the saved line is no assignment")
         names = _ReadNames(site.name)

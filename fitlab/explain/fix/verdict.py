@@ -153,6 +153,7 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
     # What the program computed before it failed: an edit must not change it.
     computed = first.grads
     culprits: list = []
+    kind, written = None, "(no line of yours)"
     try:
         for _ in range(MAX_CULPRITS):
             kind = report.fix.kind if report.fix else None
@@ -181,6 +182,10 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
             culprits.append(_judged(program, texts, rec, computed, bound, steps, timeout,
                                     [c.kind for c in culprits] + [kind], written))
             break
+    except Exception as exc:  # noqa: BLE001 - --fix never stops the run: the report and traceback still print
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        culprits.append(Culprit(kind or "unknown", written, NO_EDIT,
+                                f"--fix could not go on ({type(exc).__name__}: {first_line}); the advice above stands"))
     finally:
         program.close()
     final = culprits[-1].verdict if culprits else NO_EDIT
@@ -217,5 +222,6 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list,
                        "your program's before the failure and from it on the reference's (the original "
                        "program with every saved tensor keeping its value)")
     differ = "other gradients" if gap is None else f"gradients off by up to {gap:.3g}"
-    return Culprit(kind, written, RUNS, f"the error is gone ({until}), but it computes {differ} than the "
-                                        "reference (the original with every saved tensor keeping its value)")
+    return Culprit(kind, written, DID_NOT_HELP,
+                   f"the error is gone ({until}), but it computes {differ} than the reference (the original with "
+                   "every saved tensor keeping its value): this edit changes what your program computes")
