@@ -76,6 +76,10 @@ VERDICTS = {
     "relu_dropout_inplace.py": (fix.PROVED, ["inplace_function"]),
     "helper_centre.py": (fix.PROVED, ["clone_before_write"]),
     "transformers_keyword.py": (fix.PROVED, ["clone_before_write", "clone_before_write"]),
+    # `total = maps[0]; total += maps[1]`: rebinding total would leave maps[0] unwritten (RUNS with
+    # gradients off the reference before): the copy is made where softmax saved it.
+    "attention_alias.py": (fix.PROVED, ["clone_before_write"]),
+    "retain_second_loss.py": (fix.RUNS, ["fresh_forward_after_step"]),
     # Rebinding the helper's own argument would leave the caller's tensor unhalved: the copy is made
     # where the tensor was saved instead, and every write stays.
     "helper_write.py": (fix.PROVED, ["clone_before_write"]),

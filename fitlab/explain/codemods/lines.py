@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, reads
+from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, reads, targets
 
 # Fills whose result does not read the old values: `x.normal_()` -> `x = torch.randn_like(x)`.
 _LIKE = {"normal_": "torch.randn_like", "uniform_": "torch.rand_like", "zero_": "torch.zeros_like"}
@@ -91,6 +91,9 @@ def rebindable(tree: Tree, statement, target, attributes: bool = False) -> None:
         raise Skip(f"`{what}` is an attribute: {VISIBLE} the tensor others hold unwritten")
     if not isinstance(target, cst.Name):
         raise Skip(f"`{what}` is held by a container: {VISIBLE} the tensor others hold unwritten")
+    alias = _alias_of(tree, statement, target.value)
+    if alias is not None:
+        raise Skip(f"`{what}` is another name for `{alias}`: {VISIBLE} the tensor `{alias}` holds unwritten")
     fn = tree.function_of(statement)
     if fn is None:
         return
@@ -105,6 +108,23 @@ def rebindable(tree: Tree, statement, target, attributes: bool = False) -> None:
     if target.value in seen.declared or target.value not in seen.bound:
         raise Skip(f"`{what}` is not bound in {fn.name.value}() (a closure's or a global name): "
                    f"{VISIBLE} the tensor others hold unwritten")
+
+
+def _alias_of(tree: Tree, statement, name: str) -> str | None:
+    """What `name` is another name for (`total = maps[0]`: `maps[0]`), where the last statement of the
+    block before `statement` that binds it binds it to a name, an attribute or an item; else None."""
+    block = tree.block_of(statement) or []
+    for st in reversed(block[:block.index(statement)] if statement in block else []):
+        if name not in targets(st):
+            continue
+        small = st.body[0] if isinstance(st, cst.SimpleStatementLine) else None
+        value = small.value if isinstance(small, cst.Assign) else None
+        # A slice (`h[:, :4]`) is a view, which aliases.py judges; an item (`maps[0]`) or a name is an alias.
+        if isinstance(value, (cst.Name, cst.Attribute)) or isinstance(value, cst.Subscript) and not any(
+                isinstance(e.slice, cst.Slice) for e in value.slice):
+            return tree.code(value)
+        return None
+    return None
 
 
 class OutOfPlace(Codemod):
