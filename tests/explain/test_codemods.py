@@ -55,3 +55,13 @@ def test_a_replacement_that_would_not_compile_is_no_edit_and_never_raises():
     codemod = CAUSES["augmented_assignment"].codemod
     new, why = codemod.apply("y += (1\n", Site(written=(1,)), "broken.py")
     assert new is None and why.startswith("out_of_place could not edit broken.py: ParserSyntaxError")
+
+
+def test_an_error_inside_a_codemod_is_a_one_line_reason_not_an_exception():
+    class Broken(CAUSES["augmented_assignment"].codemod.__class__):
+        name = "broken"
+
+        def find(self, tree, site):
+            raise RuntimeError("a node this codemod never met\nsecond line")
+    new, why = Broken().apply("y += 1\n", Site(written=(1,)), "train.py")
+    assert (new, why) == (None, "broken could not edit train.py: RuntimeError: a node this codemod never met")

@@ -218,6 +218,21 @@ def test_fix_write_writes_nothing_when_the_edit_did_not_help(tmp_path, harmful_r
     assert copy.read_bytes() == before and not list(tmp_path.glob("*.orig*"))
 
 
+def test_an_error_while_proving_ends_in_no_edit_and_the_report_and_traceback_still_print(tmp_path, monkeypatch,
+                                                                                          capsys):
+    from fitlab.explain.fix import verdict
+
+    def broken(*args):
+        raise SyntaxError("expression cannot contain assignment")
+    monkeypatch.setattr(verdict, "edited", broken)
+    copy = tmp_path / "exp_augassign.py"
+    shutil.copy(SCRIPTS / "exp_augassign.py", copy)
+    assert main(["--fix", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "written at exp_augassign.py:8" in err
+    assert "NO EDIT: --fix could not go on (SyntaxError: expression cannot contain assignment)" in err
+
+
 def test_fix_on_a_script_importing_transformers_edits_the_value_not_the_keyword_and_exits_as_python(tmp_path):
     copy = tmp_path / "transformers_keyword.py"
     shutil.copy(SCRIPTS / "transformers_keyword.py", copy)
