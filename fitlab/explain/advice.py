@@ -2,9 +2,12 @@
 
 The recorder knows the written tensor's role (a parameter, an input or buffer, a tensor
 autograd computed), the op, the torch code that ran it (torch.optim, nn.init, an in-place
-module) and the user's line. The causes, their sentences and their edits are causes.py's;
-each has a fixture script and a test that applies the advice and compares the gradients with
-a program written without the write.
+module) and the user's line. The causes, their sentences and their codemods are causes.py's:
+here the chosen cause's codemod runs on the user's file at the lines the report names (its
+Sites), to show the lines it changes; --fix applies it again at the same sites. Where a cause's
+own edit would rebind a name others see, the fix is the clone where the tensor was saved. Each
+cause has a fixture script and a test that applies the advice and compares the gradients with a
+program written without the write.
 """
 
 from __future__ import annotations
@@ -195,12 +198,12 @@ def _frames(stack: tuple) -> list:
     return out[::-1]
 
 
-def _sites(write_stack: tuple, saved_stack: tuple, failed_stack: tuple, **extra) -> dict:
+def _sites(write_stack: tuple, saved_stack: tuple, failed_stack: tuple) -> dict:
     """path -> Site of each user file holding the saved, written or failed frames (the innermost
     written frame's file first: the one a line edit applies to)."""
     frames = {"saved": _frames(saved_stack), "written": _frames(write_stack), "failed": _frames(failed_stack)}
     paths = dict.fromkeys([f for f, _ in frames["written"][::-1]] + [f for f, _ in frames["saved"] + frames["failed"]])
-    return {p: Site(**{k: tuple(line for f, line in v if f == p) for k, v in frames.items()}, **extra) for p in paths}
+    return {p: Site(**{k: tuple(line for f, line in v if f == p) for k, v in frames.items()}) for p in paths}
 
 
 def _line_reads(line: str) -> set:
