@@ -264,11 +264,10 @@ class CloneWeight(Codemod):
     def find(self, tree: Tree, site: Site) -> None:
         if not site.saved:
             raise Skip("no saved line in this file")
-        st = tree.statement(site.saved[-1])
         for node in tree.positions:
             if isinstance(node, cst.Attribute) and node.attr.value == "weight" and tree.line_of(node) == site.saved[-1]:
                 up = tree.parents.get(node)
-                if not (isinstance(up, cst.Attribute) and up.attr.value == "clone") and st is not None:
+                if not (isinstance(up, cst.Attribute) and up.attr.value == "clone"):
                     tree.mark(node, method(node, "clone"))
 
 
