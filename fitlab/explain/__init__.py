@@ -28,7 +28,7 @@ from fitlab.explain.decode import Decoded, decode
 _HOME = {
     "Frame": "stack", "Via": "stack",
     "Recorder": "recorder",
-    "Fix": "advice", "Edit": "edits",
+    "Fix": "advice", "Edit": "advice",
     "Report": "report", "SilentWrite": "report", "StaleTensor": "report", "TensorFacts": "report",
     "WriteFacts": "report",
     "format_report": "report",

@@ -161,11 +161,10 @@ def main(argv=None) -> int:
     missing = _torch_missing()
     if missing is not None:
         return _refuse(missing)
-    if options.get("fix"):
-        try:
-            import libcst  # noqa: F401 - --fix's codemods edit the code with it
-        except ImportError:
-            return _refuse("--fix needs libcst (pip install 'libcst>=1.9,<1.10')")
+    try:
+        import libcst  # noqa: F401 - each cause's codemod (the report's edit, --fix's) edits the code with it
+    except ImportError:
+        return _refuse("fitlab-explain needs libcst (pip install 'libcst>=1.9,<1.10')")
     from fitlab.explain.recorder import Recorder
     from fitlab.explain.report import format_report
     from fitlab.explain.runner import run_module, run_script

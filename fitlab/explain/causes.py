@@ -2,26 +2,36 @@
 `--fix` applies for it, with what that edit can prove.
 
 One list, read by everything that names a cause: the CLI's and the notebook's report (advice.py
-picks a cause from what the recorder saw, and prints its `advice`), `--fix` (fix.py applies its
-`edit`, a codemod of codemods.py, and judges the rerun by its `proof`), the decoder of a pasted
+picks a cause from what the recorder saw, prints its `advice` and shows its `codemod`'s edit),
+`--fix` (fix/ applies that codemod to a copy and judges the rerun by its `proof`), the decoder of a pasted
 message (decode.py lists likely causes by key; the page shows each one's `sign` and `fix`) and the
 lesson. These are the explain tool's own words, which the page quotes; a hint that changes what a
 correct program computes is given by none of them (tests/explain/test_causes.py).
 
 What `proof` means: an edit that only rewrites an in-place op as its out-of-place form, or
 clones before a write, computes what the program meant, the gradients it has when every saved
-tensor keeps the value it had when saved (REFERENCE: fix.py reruns the original with
+tensor keeps the value it had when saved (REFERENCE: fix/ reruns the original with
 torch.autograd.graph.saved_tensors_hooks packing a clone and compares). An edit that changes what
 is computed (a detach, a fresh forward after an optimizer step) has no such reference: it RUNS,
 and `changes` says what it changes.
+
+To add a cause: append a `Cause(...)` to `_LIST` with its key, sign, fix, advice, codemod (an
+instance of a codemods.Codemod, or None) and proof; teach advice.py's `choose_fix` when to pick it;
+give it a fixture script in tests/explain/scripts and, for its codemod, a fixture pair in
+tests/explain/codemods (NAME.in.py -> NAME.out.py). docs/explain.md's table of causes is generated
+from this list (tools/causes_table.py; a test checks it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fitlab.explain.codemods import Codemod
+from fitlab.explain.codemods.flow import DetachState, DetachValue, FreshForward
+from fitlab.explain.codemods.lines import CloneAtSave, CloneFirst, CloneWeight, DropInplace, OutOfPlace
+
 REFERENCE, RUNS = "reference", "runs"
-# --fix's verdicts (fix.py): RUNS is both a cause's proof and the verdict it can earn at best.
+# --fix's verdicts (fix/): RUNS is both a cause's proof and the verdict it can earn at best.
 PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
 
 # Which writes torch counts, said once (the lesson, the ledger and README cite it): every
@@ -48,15 +58,15 @@ FREED_GRAPH = (
 class Cause:
     """One cause. key: the fix kind in reports; sign: how it shows in code, in general; fix: the
     fix in one sentence, in general; advice: the report's sentence ({placeholders} filled by
-    advice.py from what was recorded); edit: the codemod --fix applies (codemods.EDITS), None if
-    no edit is mechanical; proof: REFERENCE or RUNS (see the module's docstring); changes: for
+    advice.py from what was recorded); codemod: the edit --fix applies (a codemods.Codemod), None
+    if no edit is mechanical; proof: REFERENCE or RUNS (see the module's docstring); changes: for
     RUNS, what the edit changes in what the program computes."""
 
     key: str
     sign: str
     fix: str
     advice: str
-    edit: str | None
+    codemod: Codemod | None
     proof: str | None
     changes: str = ""
 
@@ -68,7 +78,7 @@ _LIST = (
         "`x = x + …`, or `x = x.clone()` before the write.",
         "This in-place arithmetic overwrote a tensor autograd saved for the backward pass. Use the "
         "out-of-place form, which makes a new tensor and leaves the saved one alone.",
-        "out_of_place", REFERENCE),
+        OutOfPlace(), REFERENCE),
     Cause(
         "index_assignment",
         "`x[idx] = …` on a tensor autograd saved (or on a view of it).",
@@ -77,7 +87,7 @@ _LIST = (
         "(`x = x.clone()` first), or build the result with `torch.cat`/`torch.where`; for a tensor "
         "filled step by step (an RNN's outputs), collect the steps in a list and `torch.stack` them "
         "after the loop.",
-        "clone_first", REFERENCE),
+        CloneFirst(), REFERENCE),
     Cause(
         "inplace_module",
         "An in-place module (`nn.ReLU(inplace=True)`, `nn.Dropout(inplace=True)`) overwrote a tensor "
@@ -85,7 +95,7 @@ _LIST = (
         "drop `inplace=True` where the module is built.",
         "{module} overwrote its input in place, and the op before it saved that tensor for its gradient. "
         "Drop `inplace=True` where it is built{built}.",
-        "drop_inplace", REFERENCE),
+        DropInplace(), REFERENCE),
     Cause(
         "inplace_function",
         "An in-place function (`F.relu(x, inplace=True)`, `F.relu_(x)`, `x.sigmoid_()`) overwrote a "
@@ -93,7 +103,7 @@ _LIST = (
         "call its out-of-place form.",
         "An in-place function overwrote a tensor the op before it saved for its gradient. Call its "
         "out-of-place form (drop `inplace=True`, or `F.relu(x)` instead of `F.relu_(x)`).",
-        "out_of_place", REFERENCE),
+        OutOfPlace(), REFERENCE),
     Cause(
         "module_buffer",
         "A module writes its own buffer in place (`self.state.copy_(…)`) while the graph of an earlier "
@@ -103,7 +113,7 @@ _LIST = (
         "earlier forward still needed its old value. Rebind the buffer instead of writing into it "
         "(the edit below), or run one forward per backward; with DistributedDataParallel, "
         "`broadcast_buffers=False` stops the writes made before each forward.",
-        "out_of_place", REFERENCE),
+        OutOfPlace(attributes=True), REFERENCE),
     Cause(
         "embedding_max_norm",
         "`nn.Embedding(max_norm=…)` renormalises its weight in place on each call, after the weight "
@@ -112,7 +122,7 @@ _LIST = (
         "nn.Embedding(max_norm=...) renormalises its weight in place on each call ({op}), after this "
         "line used the weight. As torch's docs for nn.Embedding say: clone the weight where it is used "
         "before the embedding call (`embedding.weight.clone() @ W.t()`).",
-        "clone_weight", REFERENCE),
+        CloneWeight(), REFERENCE),
     Cause(
         "refilled_input",
         "An input refilled in place (`z.normal_()`, `x.copy_(batch)`) that an earlier forward used.",
@@ -120,7 +130,7 @@ _LIST = (
         "This line refilled a tensor in place that an earlier forward had used as input, so its graph "
         "lost the values it saved. Draw a new tensor instead (`z = torch.randn_like(z)`); the graph made "
         "from the old values keeps them.",
-        "out_of_place", REFERENCE),
+        OutOfPlace(), REFERENCE),
     Cause(
         "detach_labels",
         "The weights were re-initialised in place (`nn.init.*_`) after a forward pass whose graph is "
@@ -129,7 +139,7 @@ _LIST = (
         "The graph that saved this tensor was built before the weights were re-initialised in place. "
         "Detach what was computed with the old weights (e.g. `labels = net(X).detach()`, or compute it "
         "under `torch.no_grad()`), so backward never reaches that graph.",
-        "detach_value", RUNS,
+        DetachValue(), RUNS,
         "the detached value carries no graph: no gradient reaches what made it (the old weights), "
         "which is what a re-initialisation means"),
     Cause(
@@ -145,7 +155,7 @@ _LIST = (
         "adds its gradients to D's weights before D steps: D's fake term cancels; zero D's gradients "
         "after it if you do.) Keep a hand-written update in place, under torch.no_grad(): "
         "`p = p - lr * p.grad` would make a new tensor that the model and optimizer do not hold.",
-        "fresh_forward", RUNS,
+        FreshForward(), RUNS,
         "the loss is computed again from the updated weights, so its gradients are those of the new "
         "weights, not of the old graph's"),
     Cause(
@@ -157,28 +167,30 @@ _LIST = (
         "network's. Its output needs no gradient: compute it under `torch.no_grad()` (or `.detach()` it), "
         "so backward never reaches the target's weights and the sync can stay where it is. (A fresh forward "
         "after the sync also runs, but then the loss uses the new target's values.)",
-        "detach_value", RUNS,
+        DetachValue(), RUNS,
         "the target's output is a constant of the loss: no gradient reaches the target's weights, which "
         "the target network never trains on"),
     Cause(
         "carried_state",
-        "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`) "
-        "reaches the graph of an earlier batch, whose weights were updated since.",
-        "detach the state at the batch boundary (`h = h.detach()`).",
+        "A state carried from one batch to the next (an RNN's hidden state, with `retain_graph=True`), or "
+        "a value made once and reused by every step (PPO's old log-probabilities), reaches the graph of an "
+        "earlier batch, whose weights were updated since.",
+        "detach the state at the batch boundary (`h = h.detach()`), or the reused value where it is made.",
         "This backward() reached the graph of an earlier batch through a tensor carried over from it "
-        "(an RNN's hidden state), and the weights that graph saved were updated since. Detach the state "
-        "at the batch boundary: `h = h.detach()` (an LSTM's pair: `h = tuple(s.detach() for s in h)`); "
-        "then retain_graph=True is no longer needed.",
-        "detach_state", RUNS,
-        "each batch's backward stops at the carried state (truncated backpropagation), instead of "
-        "reaching earlier batches' graphs"),
+        "(an RNN's hidden state, or a value made once and reused, such as PPO's old log-probabilities), and "
+        "the weights that graph saved were updated since. Detach the state at the batch boundary: "
+        "`h = h.detach()` (an LSTM's pair: `h = tuple(s.detach() for s in h)`), or the reused value where it "
+        "is made (`old_logp = ....detach()`); then retain_graph=True is no longer needed.",
+        DetachState(), RUNS,
+        "each step's backward stops at the carried state or the reused value (truncated backpropagation; "
+        "old log-probabilities are constants of PPO's loss), instead of reaching earlier steps' graphs"),
     Cause(
         "clone_before_write",
         "Another in-place write (through a view, or by a library) to a tensor autograd saved.",
         "write to a copy, or use the out-of-place form of the op.",
         "This line overwrote a tensor autograd saved for the backward pass. Write to a copy "
         "(`x = x.clone()` before the write) or use the out-of-place form of the op.",
-        "clone_at_save", REFERENCE),
+        CloneAtSave(), REFERENCE),
 )
 
 CAUSES: dict[str, Cause] = {c.key: c for c in _LIST}
@@ -190,6 +202,11 @@ VIEW_WRITE = ("This line wrote, through a view, a tensor autograd saved for the 
               "Copy the tensor where it is saved instead (`.clone()` on the saved line's tensor), so the "
               "saved values stay and every later read sees the write as before{then}.")
 VIEW_CLONE = ": the edit below"
+# The advice where a cause's own edit would rebind a name others can see (an argument, an attribute,
+# a container's tensor; advice.py fills {why} from the codemod's refusal): the copy goes to the save.
+VISIBLE_WRITE = ("This line overwrote in place a tensor autograd saved for the backward pass. Here {why}. Copy "
+                 "the tensor where it is saved instead (`.clone()` on the saved line), so the saved values stay "
+                 "and every later read sees the write as before{then}.")
 
 
 def cause(key: str) -> Cause:

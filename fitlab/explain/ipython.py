@@ -4,7 +4,7 @@ traceback as usual and then the report, the cell's lines named as IPython names 
 (`Cell In[3], line 8`); the kernel keeps running. The report is also the cell's value
 `_explained` in the user's namespace.
 
-`%%explain --fix` also proves the fix (fix.py): the edited cell is rerun on copies of the names
+`%%explain --fix` also proves the fix (fix/): the edited cell is rerun on copies of the names
 it reads, taken before it ran (the user's namespace is not touched), and the verdict, the diff
 and the edited cell are shown after the report.
 """

@@ -8,8 +8,8 @@ import re
 import pytest
 import torch
 
-from fitlab.explain import codemods
 from fitlab.explain.causes import BUMPS, CAUSES, FREED_GRAPH, REFERENCE, RUNS
+from fitlab.explain.codemods import Codemod
 from fitlab.explain.decode import LIKELY_CAUSES
 
 
@@ -49,7 +49,7 @@ def test_every_decoded_cause_and_every_edit_is_in_the_list():
         assert keys and all(k in CAUSES for k in keys), kind
     for c in CAUSES.values():
         assert c.proof in (REFERENCE, RUNS), c.key
-        assert c.edit is None or c.edit in codemods.EDITS, c.key
+        assert c.codemod is None or isinstance(c.codemod, Codemod) and c.codemod.name and c.codemod.summary, c.key
         assert (c.proof == RUNS) == bool(c.changes), c.key
 
 

@@ -2,8 +2,9 @@
 
 A verdict here is computed, never declared: PROVED compares the edited copy's gradients, backward by
 backward, with the original program rerun with every saved tensor kept by a clone; RUNS says a
-cause changes what is computed; DID NOT HELP is an edited copy that still dies. The written files
-are then run by plain python (all but the one that did not help, whose edit --write refuses)."""
+cause changes what is computed, and why no reference applies; DID NOT HELP is an edited copy that
+still dies or computes other gradients than the reference. The written files are then run by plain
+python (--write refuses an edit that did not help)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from fitlab.explain import fix
+from fitlab.explain.__main__ import main
 from fitlab.explain.causes import CAUSES, REFERENCE
+from fitlab.explain.codemods import lines
 
 from .test_explain import SCRIPTS
 
@@ -65,11 +68,23 @@ VERDICTS = {
     "hand_update.py": (fix.RUNS, ["fresh_forward_after_step"]),
     "dqn_target_sync.py": (fix.RUNS, ["target_network_sync"]),
     "gru_carry.py": (fix.RUNS, ["carried_state"]),
-    # The edit rebinds the helper's own argument: the error goes, the caller's tensor is no longer
-    # halved, and the gradients say so.
-    "helper_write.py": (fix.RUNS, ["augmented_assignment"]),
-    # The index edit clones a dict: the copy dies of another error.
-    "container_write.py": (fix.DID_NOT_HELP, ["index_assignment"]),
+    "lstm_carry.py": (fix.RUNS, ["carried_state"]),
+    "ppo_old_logp.py": (fix.RUNS, ["carried_state"]),
+    # Real-world cases that ended in no edit though the advice named one.
+    "view_arg_div.py": (fix.PROVED, ["clone_before_write", "clone_before_write"]),
+    "conv_residual.py": (fix.PROVED, ["clone_before_write"]),
+    "relu_dropout_inplace.py": (fix.PROVED, ["inplace_function"]),
+    "helper_centre.py": (fix.PROVED, ["clone_before_write"]),
+    "transformers_keyword.py": (fix.PROVED, ["clone_before_write", "clone_before_write"]),
+    # `total = maps[0]; total += maps[1]`: rebinding total would leave maps[0] unwritten (RUNS with
+    # gradients off the reference before): the copy is made where softmax saved it.
+    "attention_alias.py": (fix.PROVED, ["clone_before_write"]),
+    "retain_second_loss.py": (fix.RUNS, ["fresh_forward_after_step"]),
+    # Rebinding the helper's own argument would leave the caller's tensor unhalved: the copy is made
+    # where the tensor was saved instead, and every write stays.
+    "helper_write.py": (fix.PROVED, ["clone_before_write"]),
+    # A tensor held by a dict: no rebinding of the dict's item; the copy is made as it is stored.
+    "container_write.py": (fix.PROVED, ["clone_before_write"]),
     # Torch's own forward-mode formula wrote: no line of the user's to edit.
     "forward_ad.py": (fix.NO_EDIT, ["unknown"]),
 }
@@ -98,8 +113,6 @@ def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_und
     if verdict == fix.PROVED:
         assert all(CAUSES[k].proof == REFERENCE for k in kinds)
         assert "from it on the reference's" in proof.culprits[-1].said
-    if script == "helper_write.py":
-        assert "gradients off by up to" in proof.culprits[-1].said
     if verdict in (fix.DID_NOT_HELP, fix.NO_EDIT):
         assert proof.files == {} if verdict == fix.NO_EDIT else proof.files
         return
@@ -120,10 +133,21 @@ def test_two_culprits_end_with_both_edits_together():
     assert "(all the edits together)" in fix.format_proof(proof)
 
 
-def test_an_edit_that_did_not_help_is_not_shown_as_a_fix():
-    _, proof = fixed("container_write.py")
-    text = fix.format_proof(proof)
-    assert "AttributeError" in proof.culprits[0].said and "The edit tried (not a fix):" in text
+@pytest.fixture
+def harmful_rebinding(monkeypatch):
+    """The out-of-place edit allowed to rebind any name, a helper's argument included: the edit
+    issue 43 found harmful (`batch -= mean` -> `batch = batch - mean` drops the centring for the caller)."""
+    monkeypatch.setattr(lines, "rebindable", lambda *a, **k: None)
+
+
+def test_an_edit_whose_gradients_differ_from_the_reference_did_not_help_and_is_not_shown_as_a_fix(
+        harmful_rebinding):
+    report, proof = fixed("helper_centre.py")
+    assert report.fix.kind == "augmented_assignment" and "batch = batch - mean" in proof.diff
+    [culprit] = proof.culprits
+    assert (proof.verdict, culprit.verdict) == (fix.DID_NOT_HELP, fix.DID_NOT_HELP), culprit.said
+    assert "than the reference" in culprit.said and "changes what your program computes" in culprit.said
+    assert "The edit tried (not a fix):" in fix.format_proof(proof)
 
 
 def test_fix_steps_runs_that_many_backwards_past_the_failing_one():
@@ -185,10 +209,35 @@ def test_cli_fix_write_says_where_the_backup_is(tmp_path):
     assert (tmp_path / "tanh_index.py.orig").read_text() == "an older backup\n"
 
 
-def test_fix_write_writes_nothing_when_the_edit_did_not_help(tmp_path):
-    copy = tmp_path / "container_write.py"
-    shutil.copy(SCRIPTS / "container_write.py", copy)
+def test_fix_write_writes_nothing_when_the_edit_did_not_help(tmp_path, harmful_rebinding, capsys):
+    copy = tmp_path / "helper_centre.py"
+    shutil.copy(SCRIPTS / "helper_centre.py", copy)
     before = copy.read_bytes()
-    proc = cli("--fix", "--write", copy, cwd=tmp_path)
-    assert "nothing written: the edit is no fix" in proc.stderr
+    assert main(["--fix", "--write", str(copy)]) == 1
+    assert "nothing written: the edit is no fix" in capsys.readouterr().err
     assert copy.read_bytes() == before and not list(tmp_path.glob("*.orig*"))
+
+
+def test_an_error_while_proving_ends_in_no_edit_and_the_report_and_traceback_still_print(tmp_path, monkeypatch,
+                                                                                          capsys):
+    from fitlab.explain.fix import verdict
+
+    def broken(*args):
+        raise SyntaxError("expression cannot contain assignment")
+    monkeypatch.setattr(verdict, "edited", broken)
+    copy = tmp_path / "exp_augassign.py"
+    shutil.copy(SCRIPTS / "exp_augassign.py", copy)
+    assert main(["--fix", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "written at exp_augassign.py:8" in err
+    assert "NO EDIT: --fix could not go on (SyntaxError: expression cannot contain assignment)" in err
+
+
+def test_fix_on_a_script_importing_transformers_edits_the_value_not_the_keyword_and_exits_as_python(tmp_path):
+    copy = tmp_path / "transformers_keyword.py"
+    shutil.copy(SCRIPTS / "transformers_keyword.py", copy)
+    proc = cli("--fix", copy, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback (most recent call last)" in proc.stderr and "saved at   transformers_keyword.py:20" in proc.stderr
+    assert "+out = model.encoder(hidden_states=hidden_states.clone()).last_hidden_state" in proc.stderr
+    assert ": PROVED (all the edits together)" in proc.stderr

@@ -1,0 +1,3 @@
+y = torch.exp(x)  # saved-here
+y = y + 1  # written-here
+y.sum().backward()

@@ -1,0 +1,4 @@
+def block(x):
+    h = torch.exp(x)
+    h = h + x  # written-here
+    return h

@@ -1,0 +1,2 @@
+e = torch.exp(x)
+e.exp_()  # written-here

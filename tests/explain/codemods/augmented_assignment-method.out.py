@@ -1,0 +1,2 @@
+e = torch.exp(x)
+e = e.exp()  # written-here

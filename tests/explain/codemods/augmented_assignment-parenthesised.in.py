@@ -1,0 +1,2 @@
+y = torch.exp(x)
+y *= a + b  # written-here

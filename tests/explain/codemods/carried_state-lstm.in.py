@@ -1,0 +1,2 @@
+for x in batches:
+    out, hidden = self.lstm(x, hidden)  # saved-here

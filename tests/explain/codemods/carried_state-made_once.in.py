@@ -1,0 +1,3 @@
+old_logp = policy(obs).log_prob(act)  # saved-here
+for _ in range(4):
+    ratio = torch.exp(policy(obs).log_prob(act) - old_logp)

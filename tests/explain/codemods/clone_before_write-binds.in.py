@@ -1,0 +1,2 @@
+h = torch.sigmoid(x)  # saved-here
+halve(h)

@@ -1,0 +1,2 @@
+h = torch.sigmoid(x).clone()  # saved-here
+halve(h)

@@ -1,0 +1,2 @@
+# name: hidden_states
+out = layer(hidden_states=hidden_states, mask=mask)  # saved-here

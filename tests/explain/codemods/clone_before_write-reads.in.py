@@ -1,0 +1,2 @@
+# name: h
+y = h @ w  # saved-here

@@ -1,0 +1,2 @@
+# name: h
+y = h.clone() @ w  # saved-here

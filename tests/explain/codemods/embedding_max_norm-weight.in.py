@@ -1,0 +1,1 @@
+a = emb.weight @ w.t()  # saved-here

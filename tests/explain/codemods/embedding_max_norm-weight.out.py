@@ -1,0 +1,1 @@
+a = emb.weight.clone() @ w.t()  # saved-here

@@ -1,0 +1,2 @@
+h = torch.tanh(x)  # saved-here
+h[:, 0] = 0  # written-here

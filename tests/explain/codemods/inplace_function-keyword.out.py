@@ -1,0 +1,1 @@
+h = F.relu(F.linear(x, w))  # written-here

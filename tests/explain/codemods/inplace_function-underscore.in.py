@@ -1,0 +1,1 @@
+torch.relu_(h)  # written-here

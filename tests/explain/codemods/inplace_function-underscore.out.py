@@ -1,0 +1,1 @@
+h = torch.relu(h)  # written-here

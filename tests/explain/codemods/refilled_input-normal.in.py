@@ -1,0 +1,1 @@
+z.normal_()  # written-here

@@ -1,0 +1,1 @@
+z = torch.randn_like(z)  # written-here
