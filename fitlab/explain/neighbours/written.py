@@ -1,0 +1,98 @@
+"""An in-place write autograd refused as it ran (to a leaf that requires grad, to a view of one, to
+a view it cannot rebase): the call, the tensor, its name in the user's code, and what made the view.
+
+The error is raised inside the call the recorder's function mode handed on, so the traceback holds
+the mode's frame with the call's function and arguments: the tensor written and the value written
+into it are read there, nothing is rerun. A view's node carries the recorder's tag, the stack of the
+forward call that made it (a custom Function's, its caller's line).
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+import torch
+
+from fitlab.explain import modes
+from fitlab.explain import stack as stacks
+from fitlab.explain.neighbours.freed import TAG
+from fitlab.explain.neighbours.messages import LEAF, LEAF_VIEW, MULTI_VIEW
+
+_MODE_CALL = modes.GraphMode.__torch_function__.__code__
+# torch wraps a module's inputs and outputs in this Function when a full backward hook is registered.
+HOOK_FUNCTION = "BackwardHookFunctionBackward"
+
+
+@dataclass(frozen=True)
+class Written:
+    """The refused write. cause: a key of causes.py; written: the user's stack at the write;
+    name: the written tensor's (or its base's) name in the user's code, None if not found;
+    value: the name of the value written, for an accumulation; maker: the view's node;
+    made: the stack of the call that made the view; hooked: the view is a backward hook's."""
+
+    exc: BaseException
+    cause: str
+    written: tuple
+    name: str | None = None
+    value: str | None = None
+    maker: str | None = None
+    made: tuple = ()
+    hooked: bool = False
+
+
+def _frames(tb: types.TracebackType | None) -> list:
+    out = []
+    while tb is not None:
+        out.append(tb.tb_frame)
+        tb = tb.tb_next
+    return out
+
+
+def _named(t: torch.Tensor, frame) -> str | None:
+    """t's name in the frame (`w`), or its path in a module the frame holds (`model.fc.weight`)."""
+    scopes = (frame.f_locals, frame.f_globals)
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if value is t:
+                return name
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if isinstance(value, torch.nn.Module):
+                for path, p in value.named_parameters():
+                    if p is t:  # `model[2].weight`, as the code indexes a Sequential
+                        return name + "".join(f"[{part}]" if part.isdigit() else f".{part}"
+                                              for part in path.split("."))
+    return None
+
+
+def analyse(exc: BaseException, kind: str) -> Written | None:
+    """The write that raised `exc` (a LEAF, LEAF_VIEW, MULTI_VIEW or FUNCTION_VIEW message), or None
+    when the raising call was not seen (raised outside the recording)."""
+    frames = _frames(exc.__traceback__)
+    calls = [f for f in frames if f.f_code is _MODE_CALL]
+    users = [f for f in frames if stacks.is_user_file(f.f_code.co_filename)]
+    if not calls or not users:
+        return None
+    args = calls[-1].f_locals.get("args") or ()
+    kwargs = calls[-1].f_locals.get("kwargs") or {}
+    target = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    if target is None:
+        return None
+    user = users[-1]
+    written = stacks.capture_from(user)
+    if kind in (LEAF, LEAF_VIEW):
+        leaf = target._base if target._is_view() and target._base is not None else target
+        name = _named(leaf, user)
+        if kind == LEAF_VIEW:
+            return Written(exc, "leaf_view_write", written, name)
+        values = [a for a in (*args[1:], *kwargs.values()) if isinstance(a, torch.Tensor) and a.requires_grad]
+        if values:
+            return Written(exc, "leaf_accumulate", written, name, _named(values[0], user))
+        return Written(exc, "leaf_update", written, name)
+    node = modes.grad_fn(target)
+    tag = None if node is None else node.metadata.get(TAG)
+    made = () if tag is None or tag[1] is None else tag[1]
+    maker = None if node is None else node.name()
+    cause = "multi_view_write" if kind == MULTI_VIEW else "function_view_write"
+    return Written(exc, cause, written, _named(target, user), None, maker, made, maker == HOOK_FUNCTION)
