@@ -284,12 +284,23 @@ _NEIGHBOURS = (
         None, REFERENCE),
     Cause(
         "function_view_write",
-        "An in-place write into a view a custom autograd.Function returned (or its input returned as-is), "
-        "or into the output of a module a full backward hook wraps.",
-        "`.clone()` the output where the Function (or the hooked module) is called, or write out of place.",
-        "This line writes in place into the output of {maker}{made}: a view returned by {what}, whose own "
-        "backward an in-place write would override. `.clone()` the output where it is made, or write out "
-        "of place (`y = y + …`).",
+        "An in-place write into a view a custom autograd.Function returned (or its input returned as-is).",
+        "`.clone()` the output where the Function is called, or write out of place.",
+        "This line writes in place into the output of {maker}{made}: a view returned by a custom "
+        "autograd.Function, whose own backward an in-place write would override. `.clone()` the output "
+        "where it is made, or write out of place (`y = y + …`).",
+        None, REFERENCE),
+    Cause(
+        "hook_view_write",
+        "A module with a full backward hook (`register_full_backward_hook`), whose output the next in-place "
+        "op writes (`nn.ReLU(inplace=True)` after it): the hook wraps that output in a view.",
+        "drop the in-place write after the hooked module, or take the gradient with a tensor hook "
+        "(`output.register_hook(...)` from a forward hook) instead.",
+        "The full backward hook registered{registered} wraps the hooked module's output in a view (a "
+        "Function's, which an in-place write would bypass), and {writer} wrote into it in place. Drop that "
+        "in-place write (build the module without `inplace=True`), or take the gradient with a tensor hook "
+        "instead of the full backward hook: a forward hook that calls `output.register_hook(...)` wraps "
+        "nothing.",
         None, REFERENCE),
 )
 

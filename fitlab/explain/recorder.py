@@ -168,7 +168,7 @@ class Recorder:
         self._step_hooks: tuple = ()
         # The neighbouring "backward through the graph a second time" error: the backwards that
         # freed their graphs, and what a failing one met (neighbours.freed).
-        self.backwards = freed.Backwards()
+        self.freeing = freed.Backwards()
         self.freed: freed.Freed | None = None
 
     def __enter__(self) -> Self:
@@ -391,11 +391,11 @@ class Recorder:
                     self.notes.append(f"analysis failed: {inner!r}")
             elif freed.is_freed(exc):
                 try:
-                    self.freed = freed.explain(self.backwards, exc, roots, failed_stack)
+                    self.freed = freed.explain(self.freeing, exc, roots, failed_stack)
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
             raise
-        self.backwards.done(func, args, kwargs, roots, failed_stack)
+        self.freeing.done(func, args, kwargs, roots, failed_stack)
         if modes.creates_graph(func, args, kwargs):
             self._tag_made_in_backward(func, out, nodes, (self.seq, failed_stack))
         return out

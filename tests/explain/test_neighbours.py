@@ -17,7 +17,8 @@ from fitlab.explain.neighbours.messages import LIKELY, neighbour
 from .test_explain import ROOT, SCRIPTS, marked
 
 LABELS = {"built-here": "built at", "joined-here": "used again", "freed-here": "freed by",
-          "failed-here": "failed at", "made-here": "view made", "written-here": "written at"}
+          "failed-here": "failed at", "made-here": "view made", "written-here": "written at",
+          "hooked-here": "hook set"}
 
 CASES = [
     # script, status, cause, the marks it carries
@@ -32,6 +33,7 @@ CASES = [
     ("leaf_weight_slice.py", "leaf_view_inplace", "leaf_view_write", ("written-here",)),
     ("view_unbind_denormalize.py", "multi_view_inplace", "multi_view_write", ("made-here", "written-here")),
     ("view_custom_function.py", "function_view_inplace", "function_view_write", ("made-here", "written-here")),
+    ("view_backward_hook.py", "function_view_inplace", "hook_view_write", ("hooked-here", "written-here")),
 ]
 
 
@@ -50,6 +52,8 @@ def test_each_neighbouring_error_names_its_lines_and_the_fix_for_its_cause(scrip
     for mark in marks:
         frame = _place(data, LABELS[mark])
         assert frame["line"] == marked(script, mark) and frame["file"].endswith(script), (mark, frame)
+    if script == "view_backward_hook.py":  # the module's call made the view its ReLU wrote
+        assert _place(data, "view made")["line"] == marked(script, "written-here")
     if "freed-here" not in marks and status == "freed_graph":  # a loop: the same line freed and failed
         assert _place(data, "freed by")["line"] == marked(script, "failed-here")
     text = format_report(report)
@@ -81,6 +85,7 @@ APPLIED = {
                                     "    return torch.stack([c.mul(s).add(m) for c, m, s in "
                                     "zip(denormalized[0], means, stds)]).unsqueeze(0)")],
     "view_custom_function.py": [("x = Alias.apply(z)", "x = Alias.apply(z).clone()")],
+    "view_backward_hook.py": [("nn.ReLU(inplace=True))", "nn.ReLU())")],
 }
 
 

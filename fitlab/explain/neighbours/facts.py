@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -21,7 +22,8 @@ HEADINGS = {
     "leaf_inplace": "An in-place write to a leaf that requires grad, with grad mode on:",
     "leaf_view_inplace": "An in-place write into a view of a leaf that requires grad, with grad mode on:",
     "multi_view_inplace": "An in-place write into one of several views one call returned:",
-    "function_view_inplace": "An in-place write into a view a custom autograd.Function returned:",
+    "function_view_inplace": "An in-place write into a view a custom autograd.Function (or a backward hook) "
+                             "returned:",
 }
 
 
@@ -50,6 +52,12 @@ class Neighbour:
         """The JSON object of the report's "neighbour" field."""
         return {"kind": self.kind, "places": [p.to_dict() for p in self.places],
                 "fix": None if self.fix is None else self.fix.to_dict()}
+
+    def renamed(self, names: dict) -> Neighbour:
+        """The same with each frame's file renamed by `names` (a notebook's cells: "Cell In[3]")."""
+        places = tuple(dataclasses.replace(p, frames=tuple(dataclasses.replace(f, file=names.get(f.file, f.file))
+                                                           for f in p.frames)) for p in self.places)
+        return dataclasses.replace(self, places=places)
 
     def lines(self) -> list:
         """The report's text after Python's traceback."""
@@ -87,15 +95,17 @@ def _written(kind: str, w: wr.Written) -> Neighbour:
     leaf = f"`{w.name}`" if w.name else "a tensor"
     places = [Place("written at", written)]
     fill = {"leaf": leaf, "value": f"`{w.value}`" if w.value else "a tensor that requires grad"}
-    if w.cause in ("multi_view_write", "function_view_write"):
+    if w.cause in ("multi_view_write", "function_view_write", "hook_view_write"):
         made = stacks.user_frames(w.made)
         places.insert(0, Place("view made", made, w.maker or ""))
-        what = ("a full backward hook's Function (`register_full_backward_hook` on the module called there "
-                "wraps its output)" if w.hooked else "a custom autograd.Function")
         maker = normalise_producer(w.maker) if w.maker else None  # "UnbindBackward0" -> "Unbind"
         maker = maker.lower() if maker and w.cause == "multi_view_write" else maker
         fill = {"view": leaf, "maker": f"`{maker}`" if maker else "one call",
-                "made": f" at {_at(made)}" if made else "", "what": what}
+                "made": f" at {_at(made)}" if made else ""}
+    if w.cause == "hook_view_write":
+        places[:0] = [Place("hook set", (r,)) for r in w.registered]
+        fill = {"registered": "".join(f" at {_at((r,))}" for r in w.registered),
+                "writer": f"`{w.writer}`" if w.writer else "this line"}
     return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill)))
 
 

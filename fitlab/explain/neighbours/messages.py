@@ -26,7 +26,7 @@ LIKELY = {
     LEAF: ("leaf_update", "leaf_accumulate"),
     LEAF_VIEW: ("leaf_view_write",),
     MULTI_VIEW: ("multi_view_write",),
-    FUNCTION_VIEW: ("function_view_write",),
+    FUNCTION_VIEW: ("function_view_write", "hook_view_write"),
 }
 
 
@@ -54,3 +54,8 @@ def neighbour(text: str) -> Neighbour | None:
     if kind is None:
         return None
     return Neighbour(kind, None, LIKELY[kind])
+
+
+def raised(exc: BaseException | None) -> bool:
+    """Whether `exc` is one of the neighbouring errors."""
+    return isinstance(exc, RuntimeError) and neighbour(str(exc)) is not None

@@ -9,6 +9,8 @@ forward call that made it (a custom Function's, its caller's line).
 
 from __future__ import annotations
 
+import linecache
+import re
 import types
 from dataclasses import dataclass
 
@@ -29,7 +31,8 @@ class Written:
     """The refused write. cause: a key of causes.py; written: the user's stack at the write;
     name: the written tensor's (or its base's) name in the user's code, None if not found;
     value: the name of the value written, for an accumulation; maker: the view's node;
-    made: the stack of the call that made the view; hooked: the view is a backward hook's."""
+    made: the stack of the call that made the view; for a backward hook's view, registered: the
+    user's lines that register a full backward hook (Frames), writer: the torch module that wrote."""
 
     exc: BaseException
     cause: str
@@ -38,7 +41,8 @@ class Written:
     value: str | None = None
     maker: str | None = None
     made: tuple = ()
-    hooked: bool = False
+    registered: tuple = ()
+    writer: str | None = None
 
 
 def _frames(tb: types.TracebackType | None) -> list:
@@ -94,5 +98,30 @@ def analyse(exc: BaseException, kind: str) -> Written | None:
     tag = None if node is None else node.metadata.get(TAG)
     made = () if tag is None or tag[1] is None else tag[1]
     maker = None if node is None else node.name()
+    if maker == HOOK_FUNCTION:
+        return Written(exc, "hook_view_write", written, _named(target, user), None, maker, made,
+                       _registrations(made, written), _writer(frames))
     cause = "multi_view_write" if kind == MULTI_VIEW else "function_view_write"
-    return Written(exc, cause, written, _named(target, user), None, maker, made, maker == HOOK_FUNCTION)
+    return Written(exc, cause, written, _named(target, user), None, maker, made)
+
+
+_REGISTER = re.compile(r"\.register_(?:full_)?backward_hook\(")
+
+
+def _registrations(*stack_lists) -> tuple:
+    """The lines of the user's files on these stacks that register a module's backward hook: torch
+    keeps no record of where a hook was registered, so the source is read (the hook's registration
+    names no tensor, and a file registering several lists each)."""
+    paths = dict.fromkeys(code.co_filename for stack in stack_lists for code, _ in stack
+                          if stacks.is_user_file(code.co_filename))
+    return tuple(stacks.Frame(path, i, "", line.strip()) for path in paths
+                 for i, line in enumerate(linecache.getlines(path), start=1) if _REGISTER.search(line))
+
+
+def _writer(frames: list) -> str | None:
+    """The torch module whose forward made the write (`nn.ReLU(inplace=True)`), innermost, or None."""
+    for f in reversed(frames):
+        module = f.f_locals.get("self")
+        if isinstance(module, torch.nn.Module) and stacks.owner(f.f_code.co_filename) == "torch":
+            return repr(module)
+    return None
