@@ -112,3 +112,17 @@ def test_the_cli_prints_pythons_traceback_first_then_the_lines_and_exits_1():
     assert (ours.returncode, alone.returncode) == (1, 1) and ours.stdout == alone.stdout
     assert ours.stderr.startswith(alone.stderr.rstrip("\n") + "\n\n")
     assert f"freed by   freed_gan_no_detach.py:{marked('freed_gan_no_detach.py', 'freed-here')}" in ours.stderr
+
+
+@pytest.mark.parametrize("script", ["leaf_sgd_update.py", "leaf_embeds_accumulate.py", "leaf_weight_slice.py",
+                                    "view_custom_function.py"])
+def test_the_printed_edit_itself_makes_the_script_run(script, tmp_path):
+    report = run_script(str(SCRIPTS / script))
+    [edit] = report.neighbour.fix.edits
+    lines = (SCRIPTS / script).read_text().splitlines()
+    assert lines[edit.line - 1] == edit.old
+    lines[edit.line - 1:edit.line] = list(edit.new)
+    fixed = tmp_path / script
+    fixed.write_text("\n".join(lines) + "\n")
+    again = run_script(str(fixed))
+    assert (again.status, again.exit_code) == ("finished", 0), format_report(again)

@@ -12,6 +12,7 @@ from fitlab.explain.advice import Fix
 from fitlab.explain.causes import CAUSES, FREED_GRAPH
 from fitlab.explain.decode import normalise_producer
 from fitlab.explain.neighbours import freed as fr
+from fitlab.explain.neighbours import lines
 from fitlab.explain.neighbours import written as wr
 from fitlab.explain.neighbours.messages import FREED, neighbour
 from fitlab.explain.report import Report, _fix_lines, _lines
@@ -106,7 +107,19 @@ def _written(kind: str, w: wr.Written) -> Neighbour:
         places[:0] = [Place("hook set", (r,)) for r in w.registered]
         fill = {"registered": "".join(f" at {_at((r,))}" for r in w.registered),
                 "writer": f"`{w.writer}`" if w.writer else "this line"}
-    return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill)))
+    return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill), _edits(w)))
+
+
+# The edited line each mechanical fix shows, at the write (or, for a Function's view, where it is made).
+_EDITS = {"leaf_update": lines.under_no_grad, "leaf_view_write": lines.under_no_grad,
+          "leaf_accumulate": lines.out_of_place, "function_view_write": lines.cloned}
+
+
+def _edits(w: wr.Written) -> tuple:
+    maker = _EDITS.get(w.cause)
+    at = stacks.user_frames(w.made if w.cause == "function_view_write" else w.written)
+    edit = maker(at[-1].file, at[-1].line) if maker is not None and at else None
+    return () if edit is None else (edit,)
 
 
 def report(exc: BaseException, rec, traceback: str, common: dict) -> Report | None:
