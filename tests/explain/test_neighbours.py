@@ -126,3 +126,16 @@ def test_the_printed_edit_itself_makes_the_script_run(script, tmp_path):
     fixed.write_text("\n".join(lines) + "\n")
     again = run_script(str(fixed))
     assert (again.status, again.exit_code) == ("finished", 0), format_report(again)
+
+
+def test_an_analysis_that_fails_leaves_pythons_traceback_exit_1_and_a_note(monkeypatch):
+    from fitlab.explain.neighbours import written
+
+    def broken(exc, kind):
+        raise ValueError("no frame")
+
+    monkeypatch.setattr(written, "analyse", broken)
+    report = run_script(str(SCRIPTS / "leaf_sgd_update.py"))
+    assert (report.status, report.exit_code, report.neighbour) == ("leaf_inplace", 1, None)
+    text = format_report(report)
+    assert text.startswith(report.traceback.rstrip("\n")) and "note: analysis failed: ValueError('no frame')" in text

@@ -127,10 +127,16 @@ def report(exc: BaseException, rec, traceback: str, common: dict) -> Report | No
     found = neighbour(str(exc)) if isinstance(exc, RuntimeError) else None
     if found is None:
         return None
-    explained = None
-    if found.kind == FREED and rec.freed is not None and rec.freed.exc is exc:
-        explained = _freed(rec.freed)
-    elif found.kind != FREED:
-        w = wr.analyse(exc, found.kind)
-        explained = None if w is None else _written(found.kind, w)
+    explained, notes = None, ()
+    try:
+        if found.kind == FREED and rec.freed is not None and rec.freed.exc is exc:
+            explained = _freed(rec.freed)
+        elif found.kind != FREED:
+            w = wr.analyse(exc, found.kind)
+            explained = None if w is None else _written(found.kind, w)
+    except Exception as inner:  # noqa: BLE001 - the script's error is still reported as Python's
+        notes = (f"analysis failed: {inner!r}",)
+    if explained is None and not notes:
+        notes = ("fitlab.explain did not see the call that raised this error (made outside the recording?)",)
+    common = {**common, "notes": tuple(common.get("notes", ())) + notes}
     return Report(found.kind, str(exc), exit_code=1, traceback=traceback, neighbour=explained, **common)
