@@ -93,9 +93,9 @@ def _freed(f: fr.Freed) -> Neighbour:
 
 def _written(kind: str, w: wr.Written) -> Neighbour:
     written = stacks.user_frames(w.written)
-    leaf = f"`{w.name}`" if w.name else "a tensor"
+    leaf = w.name or "a tensor"
     places = [Place("written at", written)]
-    fill = {"leaf": leaf, "value": f"`{w.value}`" if w.value else "a tensor that requires grad"}
+    fill = {"leaf": leaf, "value": w.value or "a tensor that requires grad"}
     if w.cause in ("multi_view_write", "function_view_write", "hook_view_write"):
         made = stacks.user_frames(w.made)
         places.insert(0, Place("view made", made, w.maker or ""))

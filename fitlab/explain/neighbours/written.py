@@ -29,7 +29,7 @@ HOOK_FUNCTION = "BackwardHookFunctionBackward"
 @dataclass(frozen=True)
 class Written:
     """The refused write. cause: a key of causes.py; written: the user's stack at the write;
-    name: the written tensor's (or its base's) name in the user's code, None if not found;
+    name: the written tensor's (or its base's) name in the user's code, in code spans, None if not found;
     value: the name of the value written, for an accumulation; maker: the view's node;
     made: the stack of the call that made the view; for a backward hook's view, registered: the
     user's lines that register a full backward hook (Frames), writer: the torch module that wrote."""
@@ -54,12 +54,16 @@ def _frames(tb: types.TracebackType | None) -> list:
 
 
 def _named(t: torch.Tensor, frame) -> str | None:
-    """t's name in the frame (`w`), or its path in a module the frame holds (`model.fc.weight`)."""
+    """t's name in the frame, in code spans: "`w`", its path in a module the frame holds
+    ("`model[2].weight`"), or both ("`p` (`model[0].weight`)") for a loop's name of a parameter."""
     scopes = (frame.f_locals, frame.f_globals)
-    for scope in scopes:
-        for name, value in list(scope.items()):
-            if value is t:
-                return name
+    name = next((k for scope in scopes for k, v in list(scope.items()) if v is t), None)
+    path = _path(t, scopes)
+    spans = [f"`{n}`" for n in (name, path) if n]
+    return None if not spans else spans[0] if len(spans) == 1 else f"{spans[0]} ({spans[1]})"
+
+
+def _path(t: torch.Tensor, scopes: tuple) -> str | None:
     for scope in scopes:
         for name, value in list(scope.items()):
             if isinstance(value, torch.nn.Module):
