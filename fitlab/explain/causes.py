@@ -1,5 +1,5 @@
-"""Every cause of the in-place error fitlab knows, and of its neighbouring errors (neighbours/), once:
-how it shows in code, its fix, and the edit `--fix` applies for it, with what that edit can prove.
+"""Every cause of the in-place error fitlab knows, once: how it shows in code, its fix, and the edit
+`--fix` applies for it, with what that edit can prove.
 
 One list, read by everything that names a cause: the CLI's and the notebook's report (advice.py
 picks a cause from what the recorder saw, and prints its `advice`), `--fix` (fix.py applies its
@@ -194,16 +194,16 @@ _NEIGHBOURS = (
         "freed_shared_forward",
         "One forward's output used by two losses, each differentiated: a GAN's `fake = G(z)` in D's loss "
         "without `.detach()`, then in G's; the first backward() freed the graph the second needs.",
-        "detach it where the first loss uses it (`D(fake.detach())`); if both losses need its graph, add "
-        "them and call backward() once.",
+        "detach it in the loss that needs no gradient through it (`D(fake.detach())`); if both losses "
+        "need its graph, add them and call backward() once.",
         "{built} built the graph that two backward() calls walked: {first} freed the tensors it saved, and "
-        "this backward needed them again. If the first loss needs no gradient through it (a GAN's "
-        "discriminator loss on the generator's output), detach it there, `D(fake.detach())`, so that only "
-        "the second backward walks it. If both losses need it, add them and call backward() once. "
+        "this backward needed them again. If one of the two losses needs no gradient through it (a GAN's "
+        "discriminator loss on the generator's output), detach it in that loss, `D(fake.detach())`, so that "
+        "only the other backward walks it. If both losses need it, add them and call backward() once. "
         + _RETAIN + ".",
         None, RUNS,
-        "the first loss's backward stops at the detached tensor: no gradient of that loss reaches what made "
-        "it (in a GAN, the generator, which the discriminator's step does not train)"),
+        "that loss's backward stops at the detached tensor: no gradient of it reaches what made the "
+        "tensor (in a GAN, the generator, which the discriminator's step does not train)"),
     Cause(
         "freed_carried_state",
         "A state carried from one batch to the next (an RNN's hidden state) and not detached: the next "
