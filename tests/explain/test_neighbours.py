@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
-from fitlab.explain import format_report, run_script
+from fitlab.explain import decode, format_report, run_script
 from fitlab.explain.causes import CAUSES
 from fitlab.explain.neighbours.messages import LIKELY, neighbour
 
@@ -139,3 +140,60 @@ def test_an_analysis_that_fails_leaves_pythons_traceback_exit_1_and_a_note(monke
     assert (report.status, report.exit_code, report.neighbour) == ("leaf_inplace", 1, None)
     text = format_report(report)
     assert text.startswith(report.traceback.rstrip("\n")) and "note: analysis failed: ValueError('no frame')" in text
+
+
+def _message(run) -> str:
+    with pytest.raises(RuntimeError) as info:
+        run()
+    return str(info.value)
+
+
+def _twice():
+    y = torch.ones(2, requires_grad=True).exp().sum()
+    y.backward()
+    y.backward()
+
+
+def _leaf():
+    torch.ones(2, requires_grad=True).add_(1)
+
+
+def _leaf_view():
+    torch.ones(2, requires_grad=True)[0].zero_()
+
+
+def _split():
+    torch.ones(4, requires_grad=True).mul(2).split(2)[0].add_(1)
+
+
+def _hooked():
+    m = torch.nn.Linear(2, 2)
+    m.register_full_backward_hook(lambda *a: None)
+    m(torch.ones(1, 2, requires_grad=True)).add_(1)
+
+
+@pytest.mark.parametrize("run,kind,producer", [
+    (_twice, "freed_graph", None), (_leaf, "leaf_inplace", None), (_leaf_view, "leaf_view_inplace", None),
+    (_split, "multi_view_inplace", "Split"), (_hooked, "function_view_inplace", "BackwardHookFunction")])
+def test_this_torchs_messages_are_told_apart(run, kind, producer):
+    found = neighbour("Traceback (most recent call last):\n  ...\nRuntimeError: " + _message(run))
+    assert (found.kind, found.producer) == (kind, producer)
+    assert decode(_message(run)) is None  # none is the in-place error
+
+
+@pytest.mark.parametrize("text,kind,producer", [
+    # torch 0.2's wording (pytorch/examples#116), 1.x's view messages (paarthneekhara/AdversarialDeepFakes#23,
+    # kail8/UnsupDIS-pytorch#26: "is an output", "Inplace operators on such views is forbidden").
+    ("RuntimeError: Trying to backward through the graph second time, but the buffers have already been freed.",
+     "freed_graph", None),
+    ("RuntimeError: Output 0 of UnbindBackward is a view and is being modified inplace. This view is the output "
+     "of a function that returns multiple views.", "multi_view_inplace", "UnbindBackward"),
+    ("RuntimeError: Output 0 of ViewBackward is a view and is being modified inplace. This view is an output of "
+     "a function that returns multiple views. Inplace operators on such views is forbidden.",
+     "multi_view_inplace", "ViewBackward"),
+    ("RuntimeError: one of the variables needed for gradient computation has been modified by an inplace "
+     "operation", None, None),
+])
+def test_older_wordings_are_told_apart_too(text, kind, producer):
+    found = neighbour(text)
+    assert (None if found is None else (found.kind, found.producer)) == (None if kind is None else (kind, producer))

@@ -13,7 +13,8 @@ FREED, LEAF, LEAF_VIEW, MULTI_VIEW, FUNCTION_VIEW = (
 
 # Literal text of each message, as torch 1.x to 2.13 word it; the view's producer is read from
 # "Output 0 of UnbindBackward0 is a view" (torch 2.13 drops the "Backward0").
-_FREED = "Trying to backward through the graph a second time"
+# torch 0.x said "through the graph second time, but the buffers have already been freed".
+_FREED = re.compile(r"Trying to backward through the graph (?:a )?second time")
 _LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation"
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW = re.compile(r"Output (?P<index>\d{1,6}) of (?P<producer>[A-Za-z_]\w{0,100}) is a view and "
@@ -50,7 +51,8 @@ def neighbour(text: str) -> Neighbour | None:
     if view is not None:
         kind = MULTI_VIEW if "multiple views" in view["why"] else FUNCTION_VIEW
         return Neighbour(kind, view["producer"], LIKELY[kind])
-    kind = FREED if _FREED in text else LEAF_VIEW if _LEAF_VIEW in text else LEAF if _LEAF in text else None
+    kind = (FREED if _FREED.search(text) else LEAF_VIEW if _LEAF_VIEW in text else LEAF if _LEAF in text
+            else None)
     if kind is None:
         return None
     return Neighbour(kind, None, LIKELY[kind])
