@@ -197,3 +197,17 @@ def test_this_torchs_messages_are_told_apart(run, kind, producer):
 def test_older_wordings_are_told_apart_too(text, kind, producer):
     found = neighbour(text)
     assert (None if found is None else (found.kind, found.producer)) == (None if kind is None else (kind, producer))
+
+
+def test_a_graph_built_and_freed_before_the_recording_gets_the_general_advice_not_a_guess():
+    from fitlab.explain import recording
+    from fitlab.explain.causes import FREED_GRAPH
+
+    y = torch.ones(3, requires_grad=True).exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError), recording() as rec:
+        y.backward()
+    report = rec.report
+    assert (report.status, report.exit_code) == ("freed_graph", 1)
+    assert report.neighbour.fix.text == FREED_GRAPH
+    assert "made before the recording started" in format_report(report)

@@ -79,7 +79,8 @@ def _at(frames: tuple, what: str = "") -> str:
 
 def _freed(f: fr.Freed) -> Neighbour:
     built, joined, first = (stacks.user_frames(s) for s in (f.built, f.joined, f.first))
-    places = [Place("built at", built, f"{f.node}, its saved tensors freed" if f.node else "")]
+    unseen = "made before the recording started: record the forward too" if f.node and not built else ""
+    places = [Place("built at", built, unseen or (f"{f.node}, its saved tensors freed" if f.node else ""))]
     if joined and joined != built:
         places.append(Place("used again", joined))
     if first:

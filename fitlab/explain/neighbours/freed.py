@@ -43,7 +43,8 @@ class Walked(NamedTuple):
 
 @dataclass(frozen=True)
 class Freed:
-    """What the failing backward met. cause: a key of causes.py (None: no freed node found);
+    """What the failing backward met. cause: a key of causes.py (None: no freed node, or no kept
+    backward that freed it, was found);
     node: the freed node's name; built: the stack of the forward that made it; joined: that of the
     new node that used the old graph; first: the freeing backward's stack; failed: the failing one's."""
 
@@ -129,8 +130,8 @@ def explain(backwards: Backwards, exc: BaseException, roots: list, failed: tuple
     culprit = max(freed, key=lambda n: n._sequence_nr())
     built = _stack(culprit)
     walked = next((w for w in reversed(backwards.walked) if culprit in _reach(w.roots)), None)
-    if walked is None or walked.next_nr is None:
-        return Freed(exc, "freed_shared_forward", culprit.name(), built, (), (), failed)
+    if walked is None or walked.next_nr is None:  # which backward freed it is unknown: no cause guessed
+        return Freed(exc, None, culprit.name(), built, (), (), failed)
     # AccumulateGrad nodes (a leaf's, holding `variable`) are numbered past every forward's.
     new = [n for n in nodes if n._sequence_nr() >= walked.next_nr and not hasattr(n, "variable")]
     joins = [(n, m) for n in new for m, _ in n.next_functions
