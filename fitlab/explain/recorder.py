@@ -395,7 +395,10 @@ class Recorder:
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
             raise
-        self.freeing.done(func, args, kwargs, roots, failed_stack)
+        try:
+            self.freeing.done(func, args, kwargs, roots, failed_stack)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
+            self.notes.append(f"backward log failed: {exc!r}")
         if modes.creates_graph(func, args, kwargs):
             self._tag_made_in_backward(func, out, nodes, (self.seq, failed_stack))
         return out
