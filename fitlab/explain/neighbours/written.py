@@ -21,7 +21,9 @@ from fitlab.explain import stack as stacks
 from fitlab.explain.neighbours.freed import TAG
 from fitlab.explain.neighbours.messages import LEAF, LEAF_VIEW, MULTI_VIEW
 
-_MODE_CALL = modes.GraphMode.__torch_function__.__code__
+# The function mode's frame, which holds the raising call's arguments (None if the mode is renamed:
+# the report then names no tensor rather than the tool failing to start).
+_MODE_CALL = getattr(getattr(getattr(modes, "GraphMode", None), "__torch_function__", None), "__code__", None)
 # torch wraps a module's inputs and outputs in this Function when a full backward hook is registered.
 HOOK_FUNCTION = "BackwardHookFunctionBackward"
 
@@ -78,7 +80,7 @@ def analyse(exc: BaseException, kind: str) -> Written | None:
     """The write that raised `exc` (a LEAF, LEAF_VIEW, MULTI_VIEW or FUNCTION_VIEW message), or None
     when the raising call was not seen (raised outside the recording)."""
     frames = _frames(exc.__traceback__)
-    calls = [f for f in frames if f.f_code is _MODE_CALL]
+    calls = [f for f in frames if _MODE_CALL is not None and f.f_code is _MODE_CALL]
     users = [f for f in frames if stacks.is_user_file(f.f_code.co_filename)]
     if not calls or not users:
         return None
