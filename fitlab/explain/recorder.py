@@ -397,6 +397,10 @@ class Recorder:
             raise
         try:
             self.freeing.done(func, args, kwargs, roots, failed_stack)
+            if self.check_contents and not freed.retains(func, args, kwargs):
+                # The log keeps this graph's nodes; the copies of what it saved, freed now, need not stay.
+                for node in nodes:
+                    node.metadata.pop(CONTENTS, None)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
             self.notes.append(f"backward log failed: {exc!r}")
         if modes.creates_graph(func, args, kwargs):

@@ -211,3 +211,15 @@ def test_a_graph_built_and_freed_before_the_recording_gets_the_general_advice_no
     assert (report.status, report.exit_code) == ("freed_graph", 1)
     assert report.neighbour.fix.text == FREED_GRAPH
     assert "made before the recording started" in format_report(report)
+
+
+def test_the_backward_log_keeps_no_copy_check_contents_took_of_a_freed_graph():
+    from fitlab.explain import Recorder
+    from fitlab.explain.recorder import CONTENTS
+
+    with Recorder(check_contents=True) as rec:
+        y = torch.ones(100, requires_grad=True).exp().sum()
+        node = y.grad_fn.next_functions[0][0]
+        assert CONTENTS in node.metadata
+        y.backward()
+    assert rec.freeing.walked[-1].roots == (y.grad_fn,) and CONTENTS not in node.metadata
