@@ -99,7 +99,8 @@ class StaleTensor:
 
 @dataclass(frozen=True)
 class Report:
-    """What happened to one script. status is "inplace_error", "finished" or "other_error".
+    """What happened to one script. status is "inplace_error", "finished", "other_error", or the kind
+    of a neighbouring error the tool explains ("freed_graph", "leaf_inplace"...: neighbours.messages).
 
     saved_at, failed_at and each write's frames are the user's frames, outermost first;
     saved_via, failed_via (and each write's via) the installed packages' frames below the
