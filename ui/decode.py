@@ -11,7 +11,8 @@ import streamlit as st
 
 from fitlab.explain import Decoded, decode
 from fitlab.explain.causes import CAUSES, FREED_GRAPH
-from fitlab.explain.decode import MAX_CHARS, freed_graph, is_transpose, own_line
+from fitlab.explain.decode import MAX_CHARS, is_transpose, own_line
+from fitlab.explain.neighbours.messages import FREED, LEAF, LEAF_VIEW, MULTI_VIEW, Neighbour, neighbour
 
 KEY = "decode_message"
 
@@ -36,6 +37,27 @@ NOT_THIS_ERROR = (
     "That is not this error. This box explains torch's *\"one of the variables needed for gradient "
     "computation has been modified by an inplace operation\"*; paste that message (the whole "
     "`RuntimeError:` line) to have it decoded.")
+
+# What each of the in-place error's neighbours is, before its likely causes (the registry's words).
+_NEIGHBOURS = {
+    FREED: "That is torch's *other* backward error, not this one. " + FREED_GRAPH,
+    LEAF: ("That is a neighbour of this error: an in-place write to a **leaf that requires grad** (a parameter, "
+           "or a tensor made with `requires_grad=True`), refused as it ran, with grad mode on."),
+    LEAF_VIEW: ("That is a neighbour of this error: an in-place write into a **view of a leaf that requires "
+                "grad** (a slice of a parameter), refused as it ran, with grad mode on."),
+    MULTI_VIEW: ("That is a neighbour of this error: an in-place write into **one of several views** one call "
+                 "returned (here `{producer}`: `unbind`, `split`, `chunk`, or a loop over a tensor's rows)."),
+}
+_FUNCTION_VIEW = ("That is a neighbour of this error: an in-place write into a **view a custom "
+                  "autograd.Function returned** (here `{producer}`), or the output of a module a full backward "
+                  "hook wraps (`BackwardHookFunction`).")
+
+
+def neighbour_intro(n: Neighbour) -> str:
+    """Markdown: which neighbouring error the paste holds. The producer quoted is a name of word
+    characters (messages' pattern), in a code span."""
+    return _NEIGHBOURS.get(n.kind, _FUNCTION_VIEW).format(producer=n.producer)
+
 
 _PRODUCERS = {
     "transposed_weight": (
@@ -131,7 +153,7 @@ def decoded_parts(d: Decoded) -> list[tuple[str, str]]:
     return parts
 
 
-def likely_causes(d: Decoded) -> list[str]:
+def likely_causes(d: Decoded | Neighbour) -> list[str]:
     """The likely causes for the message's pattern and the pasted traceback's own lines, most likely
     first (decode ranks them): each cause's sign and fix,
     from fitlab.explain's one list of causes."""
@@ -178,15 +200,17 @@ def decoded_answer(message: str) -> None:
         st.markdown("**Your line**, the innermost of your own code in the traceback:")
         st.code(f"{own.file}:{own.line}  {own.code}".rstrip(), language="text", wrap_lines=True)
     decoded = decode(message)
-    if decoded is None:
-        if freed_graph(message):
-            st.info("That is torch's *other* backward error, not this one. " + FREED_GRAPH)
-        elif not too_long:
+    near = neighbour(message) if decoded is None else None
+    if decoded is None and near is None:
+        if not too_long:
             st.info(NOT_THIS_ERROR)
         return
-    st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
+    if near is not None:
+        st.info(neighbour_intro(near))
+    else:
+        st.markdown("\n".join(f"- `{part}`: {meaning}" for part, meaning in decoded_parts(decoded)))
     st.markdown("**Likely causes**, most likely first:\n\n" +
-                "\n".join(f"{i}. {cause}" for i, cause in enumerate(likely_causes(decoded), start=1)))
+                "\n".join(f"{i}. {cause}" for i, cause in enumerate(likely_causes(decoded or near), start=1)))
     st.markdown(find_the_line())
     st.code(EXPLAIN_COMMAND, language="bash")
     st.caption(INSTALL_NOTE)

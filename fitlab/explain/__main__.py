@@ -3,9 +3,12 @@
 
 Runs SCRIPT (or MODULE, as `python -m` does) as `__main__`, recording in-place writes; when it
 dies of "modified by an inplace operation", prints Python's traceback, then where the tensor
-was saved, written and differentiated, and the fix. Exit status: 1 when the script died of
-that error, 2 of another exception (or a usage error), 130 on Ctrl-C (the process ends by
-SIGINT, as Python's does), else the script's own (0 when it finished).
+was saved, written and differentiated, and the fix. Its neighbouring errors are explained so
+too: a backward through a graph an earlier one freed ("a second time"), an in-place write to a
+leaf that requires grad or to a view of one, and one to a view autograd cannot rebase. Exit
+status: 1 when the script died of an error the tool explains, 2 of another exception (or a usage
+error), 130 on Ctrl-C (the process ends by SIGINT, as Python's does), else the script's own (0
+when it finished).
 
 --fix applies the fix's edit to a temporary copy of your files, reruns the copy with the same
 arguments and random state up to the failing backward and N more (--fix-steps, default 1; at
@@ -165,6 +168,7 @@ def main(argv=None) -> int:
         import libcst  # noqa: F401 - each cause's codemod (the report's edit, --fix's) edits the code with it
     except ImportError:
         return _refuse("fitlab-explain needs libcst (pip install 'libcst>=1.9,<1.10')")
+    from fitlab.explain.neighbours.messages import LIKELY
     from fitlab.explain.recorder import Recorder
     from fitlab.explain.report import format_report
     from fitlab.explain.runner import run_module, run_script
@@ -190,7 +194,7 @@ def main(argv=None) -> int:
         # records): it ends as Python's would, its parent writes the report.
         if report.traceback:
             print(report.traceback.rstrip("\n"), file=_err())
-        return 1 if report.status in ("inplace_error", "other_error") else report.exit_code
+        return 1 if report.status in ("inplace_error", "other_error", *LIKELY) else report.exit_code
     text = format_report(report)
     if report.proof is not None:
         text += "\n" + _proved(report.proof, options.get("write", False))

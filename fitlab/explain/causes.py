@@ -193,7 +193,130 @@ _LIST = (
         CloneAtSave(), REFERENCE),
 )
 
-CAUSES: dict[str, Cause] = {c.key: c for c in _LIST}
+# Causes of autograd's neighbouring errors (fitlab.explain.neighbours), which people meet on the way to
+# the in-place error and out of it: a backward through a graph an earlier backward freed, an in-place
+# write to a leaf that requires grad (or a view of one), and one to a view autograd cannot rebase.
+# `.data` is never the fix: a write through it is one no version counter sees (BUMPS).
+_RETAIN = ("retain_graph=True on the first backward() is for a second walk you really mean: it keeps every "
+           "tensor the graph saved in memory until a backward without it")
+_NOT_DATA = ("Not `.data`: autograd does not see a write through it, so a graph that saved the old values "
+             "would silently use the new ones.")
+_NEIGHBOURS = (
+    Cause(
+        "freed_shared_forward",
+        "One forward's output used by two losses, each differentiated: a GAN's `fake = G(z)` in D's loss "
+        "without `.detach()`, then in G's; the first backward() freed the graph the second needs.",
+        "detach it in the loss that needs no gradient through it (`D(fake.detach())`); if both losses "
+        "need its graph, add them and call backward() once.",
+        "{built} built the graph that two backward() calls walked: {first} freed the tensors it saved, and "
+        "this backward needed them again. If one of the two losses needs no gradient through it (a GAN's "
+        "discriminator loss on the generator's output), detach it in that loss, `D(fake.detach())`, so that "
+        "only the other backward walks it. If both losses need it, add them and call backward() once. "
+        + _RETAIN + ".",
+        None, RUNS,
+        "that loss's backward stops at the detached tensor: no gradient of it reaches what made the "
+        "tensor (in a GAN, the generator, which the discriminator's step does not train)"),
+    Cause(
+        "freed_carried_state",
+        "A state carried from one batch to the next (an RNN's hidden state) and not detached: the next "
+        "batch's backward reaches the graph of the previous batch, which that batch's backward freed.",
+        "detach the state at the batch boundary (`h = h.detach()`).",
+        "This backward() reached the graph of an earlier batch through a tensor carried over from it "
+        "({built}, which runs again for each batch), and that batch's backward ({first}) had freed it. "
+        "Detach the state at the batch boundary: `h = h.detach()` (an LSTM's pair: "
+        "`h = tuple(s.detach() for s in h)`). " + _RETAIN + ": here every earlier batch's graph, each "
+        "backward walking all of them, slower at every batch.",
+        None, RUNS,
+        "each batch's backward stops at the carried state (truncated backpropagation through time), "
+        "instead of reaching earlier batches' graphs"),
+    Cause(
+        "freed_computed_once",
+        "A tensor computed once, before the loop (labels a model made, a shared feature), used by every "
+        "step's loss: the first step's backward freed its graph.",
+        "compute it inside the loop; if it needs no gradient, `.detach()` it (or compute it under "
+        "`torch.no_grad()`).",
+        "{built} ran once, before the loop, and every step's loss uses what it made: the first step's "
+        "backward ({first}) freed the graph it built. Compute it inside the loop, so each step has a "
+        "graph of its own; if it needs no gradient (labels, targets, a fixed input), `.detach()` it or "
+        "compute it under `torch.no_grad()`. " + _RETAIN + ", and every step would add that graph's "
+        "gradients again.",
+        None, RUNS,
+        "each step differentiates a forward of its own (or, detached, none) instead of the first step's "
+        "graph"),
+    Cause(
+        "freed_accumulated_loss",
+        "A loss accumulated across iterations (`total_loss += loss`) and differentiated at each one: every "
+        "backward walks the earlier iterations' graphs again.",
+        "call backward() on each iteration's own loss; keep the total as a number (`loss.item()`).",
+        "The tensor differentiated here holds the losses of earlier iterations, added up ({built}): an "
+        "earlier backward ({first}) walked and freed their graphs. Call backward() on this iteration's "
+        "loss alone, and keep the running total for logging as a number (`total_loss += loss.item()`) or "
+        "a detached tensor (`loss.detach()`).",
+        None, RUNS,
+        "each backward differentiates its own iteration's loss; the total is kept for logging only"),
+    Cause(
+        "leaf_update",
+        "A hand-written update of a parameter (`w -= lr * w.grad`, `p.add_(-lr * p.grad)`) run with grad "
+        "mode on.",
+        "put it under `with torch.no_grad():`, or let an optimizer's `step()` do it.",
+        "This line writes {leaf} in place, a leaf that requires grad, with grad mode on: a hand-written "
+        "update of a parameter. Put it under `with torch.no_grad():` (or let an optimizer, such as "
+        "`torch.optim.SGD`, do it with `step()`). " + _NOT_DATA,
+        None, RUNS,
+        "the update is not recorded by autograd: no gradient flows through it, as with an optimizer's step"),
+    Cause(
+        "leaf_accumulate",
+        "A value that carries a graph added in place into a leaf that requires grad (`total += loss`).",
+        "take the out-of-place form (`total = total + loss`).",
+        "This line adds, in place, a value that carries a graph ({value}) into {leaf}, a leaf that requires "
+        "grad: autograd cannot record a leaf being overwritten. Take the out-of-place form, which makes a "
+        "new tensor in the graph (`x = x + …`). " + _NOT_DATA,
+        None, REFERENCE),
+    Cause(
+        "leaf_view_write",
+        "A write into a part of a parameter (`w[0] = 0`, `w[:, i] -= …`, an initialisation of some weights) "
+        "with grad mode on.",
+        "do it under `with torch.no_grad():`.",
+        "This line writes into a part of {leaf}, a leaf that requires grad, with grad mode on. An edit of "
+        "some weights (an initialisation, a surgery on a layer) goes under `with torch.no_grad():`. If the "
+        "written values must stay in the graph, build a new tensor instead (`torch.where`, `torch.cat`). "
+        + _NOT_DATA,
+        None, RUNS,
+        "the write is not recorded by autograd: the edited weights are a new starting point, not a "
+        "function of what was written into them"),
+    Cause(
+        "multi_view_write",
+        "An in-place write into one of several views a function returned (`chunk`, `split`, `unbind`, a "
+        "loop over a tensor's rows).",
+        "take the out-of-place form (`c = c * s`), or `.clone()` the views first.",
+        "This line writes in place into {view}, one of the views {maker} returned{made}: autograd forbids "
+        "an in-place write into one of several views of one call. Take the out-of-place form and keep "
+        "the result (`c = c.mul(s)`; rebuild a tensor from its parts with `torch.stack` or `torch.cat`), or "
+        "`.clone()` the views where they are made.",
+        None, REFERENCE),
+    Cause(
+        "function_view_write",
+        "An in-place write into a view a custom autograd.Function returned (or its input returned as-is).",
+        "`.clone()` the output where the Function is called, or write out of place.",
+        "This line writes in place into the output of {maker}{made}: a view returned by a custom "
+        "autograd.Function, whose own backward an in-place write would override. `.clone()` the output "
+        "where it is made, or write out of place (`y = y + …`).",
+        None, REFERENCE),
+    Cause(
+        "hook_view_write",
+        "A module with a full backward hook (`register_full_backward_hook`), whose output the next in-place "
+        "op writes (`nn.ReLU(inplace=True)` after it): the hook wraps that output in a view.",
+        "drop the in-place write after the hooked module, or take the gradient with a tensor hook "
+        "(`output.register_hook(...)` from a forward hook) instead.",
+        "The full backward hook registered{registered} wraps the hooked module's output in a view (a "
+        "Function's, which an in-place write would bypass), and {writer} wrote into it in place. Drop that "
+        "in-place write (build the module without `inplace=True`), or take the gradient with a tensor hook "
+        "instead of the full backward hook: a forward hook that calls `output.register_hook(...)` wraps "
+        "nothing.",
+        None, REFERENCE),
+)
+
+CAUSES: dict[str, Cause] = {c.key: c for c in _LIST + _NEIGHBOURS}
 
 # clone_before_write's advice for a write through a view whose name cannot be rebound safely
 # (advice.py fills {why} from edits.view_rebinding): a copy of the view would leave its base unwritten

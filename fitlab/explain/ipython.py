@@ -15,6 +15,7 @@ import dataclasses
 import html
 
 from fitlab.explain import stack
+from fitlab.explain.neighbours.messages import raised
 from fitlab.explain.notebook import cell_names, named_for_ipython, recorded, recording
 from fitlab.explain.report import format_report
 
@@ -39,9 +40,11 @@ def explain(line: str, cell: str, shell=None) -> None:
         recorder = fix.BoundedRecorder(keep_grads=True)
     with recording(recorder) as rec:
         # IPython catches and shows the cell's error; the recording saw the in-place one.
-        shell.run_cell(cell, store_history=False)
-    # By the cells' files, not as IPython names them: --fix edits the files.
-    report = recorded(None, rec.recorder)
+        result = shell.run_cell(cell, store_history=False)
+    # By the cells' files, not as IPython names them: --fix edits the files. A neighbouring error
+    # is read off the exception itself (a write refused as it ran reaches no hook of the recorder).
+    error = result.error_in_exec if raised(getattr(result, "error_in_exec", None)) else None
+    report = recorded(error, rec.recorder)
     if report is None:
         return
     names = cell_names(shell)

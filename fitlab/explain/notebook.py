@@ -100,4 +100,5 @@ def named_for_ipython(report, names: dict):
         writes=tuple(dataclasses.replace(w, frames=_renamed(w.frames, names)) for w in report.writes),
         silent_writes=tuple(dataclasses.replace(s, frames=_renamed(s.frames, names))
                             for s in report.silent_writes),
-        fix=_named_fix(report.fix, names), also=also)
+        fix=_named_fix(report.fix, names), also=also,
+        neighbour=None if report.neighbour is None else report.neighbour.renamed(names))

@@ -27,6 +27,7 @@ from fitlab.explain import modes, writes
 from fitlab.explain import stack as stacks
 from fitlab.explain.decode import decode
 from fitlab.explain.graph import hooked, saved_tensors, slots, stale_error, storage_key, walk
+from fitlab.explain.neighbours import freed
 
 KEY = "fitlab.explain"
 # Node metadata: the sequence number when a backward call first walked the node.
@@ -165,6 +166,10 @@ class Recorder:
         # True in a forked child, which records nothing.
         self.forked = False
         self._step_hooks: tuple = ()
+        # The neighbouring "backward through the graph a second time" error: the backwards that
+        # freed their graphs, and what a failing one met (neighbours.freed).
+        self.freeing = freed.Backwards()
+        self.freed: freed.Freed | None = None
 
     def __enter__(self) -> Self:
         # Nodes numbered below this (on the recording thread) were made before the recording.
@@ -384,7 +389,20 @@ class Recorder:
                     self.failure = self._explain(exc, facts, roots, failed_stack)
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
                     self.notes.append(f"analysis failed: {inner!r}")
+            elif freed.is_freed(exc):
+                try:
+                    self.freed = freed.explain(self.freeing, exc, roots, failed_stack)
+                except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing
+                    self.notes.append(f"analysis failed: {inner!r}")
             raise
+        try:
+            self.freeing.done(func, args, kwargs, roots, failed_stack)
+            if self.check_contents and not freed.retains(func, args, kwargs):
+                # The log keeps this graph's nodes; the copies of what it saved, freed now, need not stay.
+                for node in nodes:
+                    node.metadata.pop(CONTENTS, None)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
+            self.notes.append(f"backward log failed: {exc!r}")
         if modes.creates_graph(func, args, kwargs):
             self._tag_made_in_backward(func, out, nodes, (self.seq, failed_stack))
         return out

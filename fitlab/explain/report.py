@@ -99,7 +99,8 @@ class StaleTensor:
 
 @dataclass(frozen=True)
 class Report:
-    """What happened to one script. status is "inplace_error", "finished" or "other_error".
+    """What happened to one script. status is "inplace_error", "finished", "other_error", or the kind
+    of a neighbouring error the tool explains ("freed_graph", "leaf_inplace"...: neighbours.messages).
 
     saved_at, failed_at and each write's frames are the user's frames, outermost first;
     saved_via, failed_via (and each write's via) the installed packages' frames below the
@@ -131,6 +132,8 @@ class Report:
     also: tuple = ()
     proof: object = None
     changed_contents: tuple = ()
+    # A neighbouring autograd error's lines and fix (neighbours.facts.Neighbour; status its kind).
+    neighbour: object = None
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""
@@ -149,6 +152,7 @@ class Report:
             "also": [a.to_dict() for a in self.also],
             "proof": None if self.proof is None else self.proof.to_dict(),
             "changed_contents": [c.to_dict() for c in self.changed_contents],
+            "neighbour": None if self.neighbour is None else self.neighbour.to_dict(),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -229,6 +233,8 @@ def format_report(report: Report) -> str:
         if report.unchecked:
             out.append(f"note: {report.unchecked} saved tensor(s) were packed by a saved-tensor hook "
                        "(e.g. torch.utils.checkpoint) and could not be checked for silent writes")
+    if report.neighbour is not None:
+        out += ([""] if out else []) + report.neighbour.lines()
     if report.silent_writes:
         out.append("Silent writes (no error, but backward used the overwritten values):")
         for s in report.silent_writes:

@@ -15,6 +15,7 @@ import types
 from fitlab.explain import stack as stacks
 from fitlab.explain.advice import choose_fix
 from fitlab.explain.decode import decode
+from fitlab.explain.neighbours.facts import report as neighbour_report
 from fitlab.explain.recorder import Recorder
 from fitlab.explain.report import ChangedContents, Report, SilentWrite, StaleTensor, TensorFacts, WriteFacts
 
@@ -129,6 +130,9 @@ def report_of(exc: BaseException | None, rec: Recorder) -> Report:
                       traceback=python_traceback(exc), **_common(rec))
     if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
         return _inplace_report(exc, rec)
+    explained = neighbour_report(exc, rec, python_traceback(exc), _common(rec))
+    if explained is not None:
+        return explained
     return Report("other_error", error_line(exc), exit_code=2, traceback=python_traceback(exc), **_common(rec))
 
 

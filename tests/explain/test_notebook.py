@@ -50,6 +50,9 @@ CELLS = [
     # Cell In[10]: --fix reruns the edited cell on copies of what it reads.
     "%%explain --fix\nseen.append(1)\ny = torch.exp(base)\ny += 1\ny.sum().backward()",
     "print(len(seen), base.grad is None, _explained.proof.verdict)",
+    # Cell In[12]: a neighbouring error, a hand-written update of a leaf with grad mode on.
+    "%%explain\nw = torch.ones(3, requires_grad=True)\nw -= 0.1 * torch.ones(3)",
+    "print(_explained.status, _explained.neighbour.fix.kind)",
 ]
 
 
@@ -127,3 +130,11 @@ def test_explain_fix_leaves_the_users_namespace_as_the_cell_left_it(outputs):
     # The cell ran once for real (seen has one item, base no gradient: it failed); the reruns
     # worked on copies.
     assert text_of(outputs[10]).split() == ["1", "True", "proved"]
+
+
+def test_explain_magic_explains_a_neighbouring_error_with_the_cells_lines(outputs):
+    [shown] = [o for o in outputs[11] if o["output_type"] == "display_data"]
+    text = shown["data"]["text/plain"]
+    assert "written at Cell In[12], line 2  w -= 0.1 * torch.ones(3)" in text, text
+    assert "with torch.no_grad():" in text
+    assert text_of(outputs[12]).split() == ["leaf_inplace", "leaf_update"]

@@ -76,3 +76,31 @@ def test_a_scalar_is_worded_as_a_scalar_and_the_install_is_one_line(tmp_path):
     assert "a float32 scalar (shape `[]`) on the CPU" in words
     assert "tensor on the CPU of a scalar" not in words
     assert "python -m pip install ." in words
+
+
+def _raised(write) -> str:
+    """The message torch raises for `write` (a function that writes in place)."""
+    with pytest.raises(RuntimeError) as info:
+        write()
+    return str(info.value)
+
+
+def _leaf_update():
+    w = torch.ones(3, requires_grad=True)
+    w -= 0.1 * torch.ones(3)
+
+
+def _unbind_write():
+    for row in torch.ones(2, 3, requires_grad=True) * 2:
+        row.mul_(2)
+
+
+@pytest.mark.parametrize("write,cause", [(_leaf_update, "leaf_update"), (_unbind_write, "multi_view_write")])
+def test_a_neighbouring_error_is_named_with_the_registrys_causes_not_refused(write, cause):
+    from fitlab.explain.causes import CAUSES
+
+    at = decode_page(_raised(write))
+    words = page_words(at)
+    assert not any(i.value.startswith("That is not this error") for i in at.info)
+    assert CAUSES[cause].sign in words and CAUSES[cause].fix in words
+    assert "python -m fitlab.explain your_script.py" in words
