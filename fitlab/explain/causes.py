@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fitlab.explain.codemods import Codemod
-from fitlab.explain.codemods.flow import DetachState, DetachValue, FreshForward
+from fitlab.explain.codemods.flow import DetachState, DetachValue, FreshForward, UnderNoGrad
 from fitlab.explain.codemods.lines import CloneAtSave, CloneFirst, CloneWeight, DropInplace, OutOfPlace
 
 REFERENCE, RUNS = "reference", "runs"
@@ -262,7 +262,7 @@ _NEIGHBOURS = (
         "This line writes {leaf} in place, a leaf that requires grad, with grad mode on: a hand-written "
         "update of a parameter. Put it under `with torch.no_grad():` (or let an optimizer, such as "
         "`torch.optim.SGD`, do it with `step()`). " + _NOT_DATA,
-        None, RUNS,
+        UnderNoGrad(), RUNS,
         "the update is not recorded by autograd: no gradient flows through it, as with an optimizer's step"),
     Cause(
         "leaf_accumulate",
@@ -271,7 +271,7 @@ _NEIGHBOURS = (
         "This line adds, in place, a value that carries a graph ({value}) into {leaf}, a leaf that requires "
         "grad: autograd cannot record a leaf being overwritten. Take the out-of-place form, which makes a "
         "new tensor in the graph (`x = x + …`). " + _NOT_DATA,
-        None, REFERENCE),
+        OutOfPlace(), REFERENCE),
     Cause(
         "leaf_view_write",
         "A write into a part of a parameter (`w[0] = 0`, `w[:, i] -= …`, an initialisation of some weights) "
@@ -281,7 +281,7 @@ _NEIGHBOURS = (
         "some weights (an initialisation, a surgery on a layer) goes under `with torch.no_grad():`. If the "
         "written values must stay in the graph, build a new tensor instead (`torch.where`, `torch.cat`). "
         + _NOT_DATA,
-        None, RUNS,
+        UnderNoGrad(), RUNS,
         "the write is not recorded by autograd: the edited weights are a new starting point, not a "
         "function of what was written into them"),
     Cause(
@@ -301,7 +301,7 @@ _NEIGHBOURS = (
         "This line writes in place into the output of {maker}{made}: a view returned by a custom "
         "autograd.Function, whose own backward an in-place write would override. `.clone()` the output "
         "where it is made, or write out of place (`y = y + …`).",
-        None, REFERENCE),
+        CloneAtSave(), REFERENCE),
     Cause(
         "hook_view_write",
         "A module with a full backward hook (`register_full_backward_hook`), whose output the next in-place "

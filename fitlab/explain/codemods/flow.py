@@ -115,3 +115,20 @@ class DetachState(Codemod):
         # A value computed once and reused by every step (PPO's old log-probabilities): detached
         # where it is assigned.
         DetachValue().find(tree, site)
+
+
+class UnderNoGrad(Codemod):
+    """The write at the written line under `with torch.no_grad():`: autograd does not record it."""
+
+    name = "under_no_grad"
+    summary = ("the write under `with torch.no_grad():`: `w -= lr * w.grad` -> `with torch.no_grad():` "
+               "and the line under it")
+
+    def find(self, tree: Tree, site: Site) -> None:
+        if not site.written:
+            raise Skip("no written line in this file")
+        st, _ = tree.simple(site.written[-1])
+        tree.mark(st, lambda updated: cst.With(
+            items=[cst.WithItem(cst.parse_expression("torch.no_grad()"))],
+            body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])]),
+            leading_lines=updated.leading_lines))

@@ -7,12 +7,13 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+from fitlab.explain import advice
 from fitlab.explain import stack as stacks
 from fitlab.explain.advice import Fix
 from fitlab.explain.causes import CAUSES, FREED_GRAPH
+from fitlab.explain.codemods import Site
 from fitlab.explain.decode import normalise_producer
 from fitlab.explain.neighbours import freed as fr
-from fitlab.explain.neighbours import lines
 from fitlab.explain.neighbours import written as wr
 from fitlab.explain.neighbours.messages import FREED, neighbour
 from fitlab.explain.report import Report, _fix_lines, _lines
@@ -111,16 +112,15 @@ def _written(kind: str, w: wr.Written) -> Neighbour:
     return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill), _edits(w)))
 
 
-# The edited line each mechanical fix shows, at the write (or, for a Function's view, where it is made).
-_EDITS = {"leaf_update": lines.under_no_grad, "leaf_view_write": lines.under_no_grad,
-          "leaf_accumulate": lines.out_of_place, "function_view_write": lines.cloned}
-
-
 def _edits(w: wr.Written) -> tuple:
-    maker = _EDITS.get(w.cause)
-    at = stacks.user_frames(w.made if w.cause == "function_view_write" else w.written)
-    edit = maker(at[-1].file, at[-1].line) if maker is not None and at else None
-    return () if edit is None else (edit,)
+    """The edited lines of the cause's codemod: at the write, or for a Function's view where it is made."""
+    made = w.cause == "function_view_write"
+    at = stacks.user_frames(w.made if made else w.written)
+    if not at:
+        return ()
+    line = (at[-1].line,)
+    site = Site(saved=line) if made else Site(written=line)
+    return advice.apply(w.cause, {at[-1].file: site})[0]
 
 
 def report(exc: BaseException, rec, traceback: str, common: dict) -> Report | None:

@@ -1,0 +1,2 @@
+y = Passthrough.apply(x)  # saved-here
+y.mul_(2)

@@ -1,0 +1,2 @@
+y = Passthrough.apply(x).clone()  # saved-here
+y.mul_(2)

@@ -1,0 +1,3 @@
+for p in model.parameters():
+    # a step by hand
+    p -= lr * p.grad  # written-here
