@@ -88,15 +88,14 @@ class RunForward:
 
     def __init__(self, net: RunNet, rows: int):
         blocks = net.use_blocks
-        inputs = []                     # uses 1..: input transposed (in + 1, rows)
-        for width in net.input_widths[1:]:
-            buffer = np.empty((width + 1, rows), dtype=np.float32)
-            buffer[-1] = 1
-            inputs.append(buffer)
-        self.inputs_t = inputs
+        # Uses 1.. all read `width` units (the blog's net): their inputs,
+        # transposed (width + 1, rows), are slices of one buffer, so one ufunc
+        # call can cover every activation (RunStep's slopes).
+        self.hidden = np.empty((len(blocks) - 1, net.input_widths[-1] + 1, rows), dtype=np.float32)
+        self.hidden[:, -1] = 1
+        self.inputs_t = inputs = list(self.hidden)
         self.activations = [buffer[:-1] for buffer in inputs]
         self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
-        self.zeros = [net.zeros(a.shape) for a in self.activations]
         # evaluate's rows with their ones. Its transpose also stands in for
         # any x in the first product's arguments: x is passed per call as x.T
         # with a transpose flag (right for any C-ordered x).
@@ -104,8 +103,8 @@ class RunForward:
         self.x[:, -1] = 1
         outputs = [*self.activations, self.output]
         self.first = gemm_arguments(blocks[0].T, self.x.T, outputs[0])
-        self.products = [product(block.T, use_t, output)
-                         for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
+        self.later = [(activation, net.zeros(activation.shape), product(block.T, use_t, output))
+                      for activation, block, use_t, output in zip(self.activations, blocks[1:], inputs, outputs[1:])]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The output, transposed (out, rows), for rows x (with_ones(),
@@ -113,8 +112,9 @@ class RunForward:
         _, b, c, _, trans_b = self.first
         sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
         # Each later use reads the previous use's output through its ReLU.
-        for activation, zeros, use in zip(self.activations, self.zeros, self.products):
-            np.maximum(activation, zeros, out=activation)
+        maximum = np.maximum
+        for activation, zeros, use in self.later:
+            maximum(activation, zeros, out=activation)
             use()
         return self.output
 
@@ -141,10 +141,16 @@ class RunStep:
         self.forward = forward = RunForward(net, rows)
         blocks = net.use_blocks
         last = len(blocks) - 1
-        self.slopes = [np.empty(a.shape, dtype=np.float32) for a in forward.activations]
+        # Every activation's slope in one buffer, shaped as forward.hidden
+        # without its ones: one sign call per step for all of them.
+        self.activations = forward.hidden[:, :-1]
+        self.slopes = np.empty(self.activations.shape, dtype=np.float32)
         self.deltas = [*(np.empty((block.shape[-1], rows), dtype=np.float32) for block in blocks[:-1]),
                        forward.output]  # the output's error, computed in place
-        self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
+        # Per use from the last: its delta's product with the weight, which
+        # gives the previous use's delta, and that delta's slope.
+        self.backward = [(gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1]),
+                          self.deltas[k - 1], self.slopes[k - 1])
                          for k in range(last, 0, -1)]
         # Wide layers' deltas are copied out row by row for the update: sgemm
         # runs faster with rows along the first axis there; for small blocks
@@ -172,13 +178,11 @@ class RunStep:
         # on, 0 where it cut it. (A NaN output gives a NaN slope; the error
         # through that unit was NaN already.) Two float32 ufuncs beat a
         # boolean mask: casting or masked writes cost more.
-        activations, slopes, deltas = self.forward.activations, self.slopes, self.deltas
-        k = len(activations)
-        for a, b, c, trans_a, trans_b in self.backward:
+        np.sign(self.activations, out=self.slopes)
+        multiply = np.multiply
+        for (a, b, c, trans_a, trans_b), delta, slope in self.backward:
             sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
-            k -= 1
-            np.sign(activations[k], out=slopes[k])
-            np.multiply(deltas[k], slopes[k], out=deltas[k])
+            multiply(delta, slope, out=delta)
         # Updates: block -= step * (use input) @ delta.T, use by use.
         for row_major, delta_t in self.copies:
             np.copyto(row_major, delta_t)

@@ -24,20 +24,26 @@ class StackNet(FlatLayers):
         self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
         self._hidden_inputs: dict[int, tuple] = {}
 
-    def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
+    def hidden_inputs(self, rows: int) -> tuple:
         """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
         its trailing column of ones already set, with the views a step
-        needs: (inputs, activations without the ones, both transposed)."""
+        needs: (inputs, activations without the ones, the inputs transposed,
+        the ReLU masks buffer, each activation's mask transposed, and the
+        shared layer's buffers for its uses' inputs and deltas side by side)."""
         views = self._hidden_inputs.get(rows)
         if views is None:
-            buffers = []
-            for width in self.input_widths[1:]:
-                buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
-                buffer[..., -1] = 1
-                buffers.append(buffer)
-            views = (buffers, [b[..., :-1] for b in buffers],
-                     [b.swapaxes(-1, -2) for b in buffers],
-                     [b.swapaxes(-1, -2)[..., :-1, :] for b in buffers])
+            # Uses 1.. all read `width` units (the blog's net): their inputs are
+            # slices of one buffer, so one ufunc call covers every ReLU's mask.
+            width = self.input_widths[-1]
+            hidden = np.empty((len(self.uses) - 1,) + self.lead + (rows, width + 1), dtype=np.float32)
+            hidden[..., -1] = 1
+            buffers = list(hidden)
+            masks = np.empty(hidden.shape, dtype=np.float32)
+            shared = {layer: (np.empty(self.lead + (self.blocks[layer].shape[-2], rows * len(ks)), dtype=np.float32),
+                              np.empty(self.lead + (rows * len(ks), self.blocks[layer].shape[-1]), dtype=np.float32))
+                      for layer, ks in self.uses_of.items() if len(ks) > 1}
+            views = (buffers, [b[..., :-1] for b in buffers], [b.swapaxes(-1, -2) for b in buffers],
+                     (hidden, masks), [m[..., :-1].swapaxes(-1, -2) for m in masks], shared)
             self._hidden_inputs[rows] = views
         return views
 
@@ -73,7 +79,7 @@ class StackNet(FlatLayers):
         loss's gradient makes every gradient below lr times the true one, so
         the update is one subtraction."""
         # Forward: each hidden input is written into its reused buffer.
-        inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
+        inputs, activations, inputs_t, (hidden, masks), masks_t, shared = self.hidden_inputs(x.shape[-2])
         blocks = self.use_blocks
         a = x
         for k in range(len(blocks) - 1):
@@ -85,6 +91,11 @@ class StackNet(FlatLayers):
         delta_t *= step
         # Per use: its input transposed (in + 1, rows) and its delta (rows, out).
         uses_t, deltas = [x.swapaxes(-1, -2), *inputs_t], [None] * len(blocks)
+        # Each ReLU's slope, 1 where its output is > 0 and 0 elsewhere (NaN
+        # included), for every use in one call over the contiguous buffer
+        # (the ones too): per use, a comparison of the transposed activations
+        # cast in the multiply took several times as long.
+        np.greater(hidden, 0, out=masks)
         for k in range(len(blocks) - 1, -1, -1):
             delta = delta_t.swapaxes(-1, -2)
             # Wide deltas laid out in memory: OpenBLAS is slower with a
@@ -92,15 +103,16 @@ class StackNet(FlatLayers):
             deltas[k] = np.ascontiguousarray(delta) if self.wide[k] else delta
             if k:
                 delta_t = self.use_weights_t[k] @ delta_t
-                delta_t *= activations_t[k - 1] > 0
+                delta_t *= masks_t[k - 1]
         for layer, ks in self.uses_of.items():
             if len(ks) == 1:
                 a_t, delta = uses_t[ks[0]], deltas[ks[0]]
             else:
                 # The shared layer: one matmul over all its uses' rows adds
                 # the gradients of its uses.
-                a_t = np.concatenate([uses_t[k] for k in ks], axis=-1)
-                delta = np.concatenate([deltas[k] for k in ks], axis=-2)
+                a_t, delta = shared[layer]
+                np.concatenate([uses_t[k] for k in ks], axis=-1, out=a_t)
+                np.concatenate([deltas[k] for k in ks], axis=-2, out=delta)
             np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
 
