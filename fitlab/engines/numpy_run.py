@@ -9,7 +9,9 @@ fitlab.blog.setup, so both engines start from the same draws.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -63,13 +65,14 @@ class RunNet(FlatLayers):
             forward = self._forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
         return forward.evaluate(x)
 
-    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
-        """One SGD step on rows x (with_ones()) against y; `step` is
-        lr * 2 / rows, a one-element float32 array."""
+    def stepper(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """A call that makes one SGD step on rows x (with_ones()) against y,
+        each time it is made; `step` is lr * 2 / rows, a one-element float32
+        array."""
         run_step = self._steps.get(x.shape[-2])
         if run_step is None:
             run_step = self._steps[x.shape[-2]] = RunStep(self, x.shape[-2])
-        run_step(x, y, step)
+        return run_step.program(x, y, step)
 
 
 class RunForward:
@@ -125,7 +128,7 @@ class RunForward:
 
 
 class RunStep:
-    """RunNet.sgd_step at a fixed number of rows: a
+    """RunNet's SGD step at a fixed number of rows: a
     RunForward, then the backward pass and the update in BLAS calls.
 
     Each use's update is one call adding -lr × its gradient straight into
@@ -168,31 +171,43 @@ class RunStep:
             else:
                 self.updates.append(gemm_arguments(use_t, delta.T, block))
 
-    def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
-        """One SGD step on rows x (with_ones(), C-ordered) against labels y;
-        `step` is lr * 2 / rows, a one-element float32 array."""
-        error = self.forward(x)
-        np.subtract(error, y.T, out=error)
+    def program(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """One SGD step on rows x (with_ones(), C-ordered) against labels y,
+        `step` being lr * 2 / rows (a one-element float32 array), as a call
+        that makes it: every BLAS and ufunc call of the step with its
+        arguments bound. A fit's batches are the same rows every epoch, so
+        each batch's calls are bound once; looping over bound calls left
+        about half of a default step's time in Python's argument handling."""
+        _, b, c, _, trans_b = self.forward.first
+        calls = [partial(sgemm, 1.0, x.T, b, 0.0, c, 1, trans_b, 1)]
+        # Each later use reads the previous use's output through its ReLU.
+        for activation, zeros, use in self.forward.later:
+            calls += [partial(np.maximum, activation, zeros, out=activation), use]
+        error = self.forward.output
+        calls.append(partial(np.subtract, error, y.T, out=error))
         # Backward: each delta through its use's weight, then its ReLU, whose
         # slope is the sign of its output (>= 0): 1 where it passed its input
         # on, 0 where it cut it. (A NaN output gives a NaN slope; the error
         # through that unit was NaN already.) Two float32 ufuncs beat a
-        # boolean mask: casting or masked writes cost more.
-        np.sign(self.activations, out=self.slopes)
-        multiply = np.multiply
+        # boolean mask: casting or masked writes cost more. The slopes of
+        # every use come in one call.
+        calls.append(partial(np.sign, self.activations, out=self.slopes))
         for (a, b, c, trans_a, trans_b), delta, slope in self.backward:
-            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
-            multiply(delta, slope, out=delta)
+            calls += [partial(sgemm, 1.0, a, b, 0.0, c, trans_a, trans_b, 1),
+                      partial(np.multiply, delta, slope, out=delta)]
         # Updates: block -= step * (use input) @ delta.T, use by use.
-        for row_major, delta_t in self.copies:
-            np.copyto(row_major, delta_t)
+        calls += [partial(np.copyto, row_major, delta_t) for row_major, delta_t in self.copies]
         alpha = -step.item()
         a, _, c, trans_a, _ = self.updates[0]
-        sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
-        for a, b, c, trans_a, trans_b in self.updates[1:]:
-            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
-        for a, b, c in self.vector_updates:
-            sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
+        calls.append(partial(sgemm, alpha, a, x.T, 1.0, c, trans_a, 1, 1))
+        calls += [partial(sgemm, alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+                  for a, b, c, trans_a, trans_b in self.updates[1:]]
+        calls += [partial(sgemv, alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1) for a, b, c in self.vector_updates]
+
+        def run() -> None:
+            for call in calls:
+                call()
+        return run
 
 
 def blog_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:

@@ -3,6 +3,9 @@ numpy calls, their parameters stacked along a leading axis."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from fitlab.engines.numpy_net import FlatLayers
@@ -70,6 +73,10 @@ class StackNet(FlatLayers):
             if k < last:
                 np.maximum(a, self.zeros(a.shape), out=a)
         return a
+
+    def stepper(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """A call that makes sgd_step(x, y, step) each time it is made."""
+        return partial(self.sgd_step, x, y, step)
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
