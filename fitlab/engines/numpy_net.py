@@ -85,9 +85,9 @@ def batches(config: Config) -> list[slice]:
             for s in range(0, config.n_train, config.batch_size)]
 
 
-def losses(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
-    """(train MSE, test MSE) of the current parameters (float32 sums, as torch)."""
-    squares = net.evaluate(inputs) - labels
+def losses(outputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
+    """(train MSE, test MSE) of the net's outputs on every row (float32 sums, as torch)."""
+    squares = outputs - labels
     squares *= squares
     squares = squares[..., 0]
     return (np.add.reduce(squares[..., :n_train], axis=-1) / n_train,
@@ -109,6 +109,7 @@ def fit(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, config: Config,
     rows = with_ones(inputs)
     steps = [net.stepper(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
              for s in batches(config)]
+    outputs = net.evaluator(inputs)
     train_losses, test_losses = [], []
     with np.errstate(all="ignore"), one_blas_thread():
         for epoch in range(config.epochs + 1):
@@ -119,7 +120,7 @@ def fit(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, config: Config,
                     on_epoch(epoch)
                 if progress is not None:
                     progress(epoch, config.epochs)
-            train, test = losses(net, inputs, labels, n_train)
+            train, test = losses(outputs(), labels, n_train)
             train_losses.append(train)
             test_losses.append(test)
             if diverged(train, test):

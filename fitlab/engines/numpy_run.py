@@ -65,6 +65,15 @@ class RunNet(FlatLayers):
             forward = self._forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
         return forward.evaluate(x)
 
+    def evaluator(self, x: np.ndarray) -> Callable[[], np.ndarray]:
+        """A call giving the net's output (rows, out) for rows x without the
+        ones, with the parameters as they are when it is made: a view of a
+        buffer the next call overwrites. x is copied in once (a fit
+        evaluates the same rows every epoch)."""
+        forward = RunForward(self, x.shape[-2])
+        forward.x[:, :-1] = x
+        return lambda: forward(forward.x).T
+
     def stepper(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
         """A call that makes one SGD step on rows x (with_ones()) against y,
         each time it is made; `step` is lr * 2 / rows, a one-element float32

@@ -50,22 +50,31 @@ class StackNet(FlatLayers):
             self._hidden_inputs[rows] = views
         return views
 
-    def evaluate(self, x: np.ndarray) -> np.ndarray:
-        """The net's output for rows x (without the ones column), a new array.
+    def evaluator(self, x: np.ndarray) -> Callable[[], np.ndarray]:
+        """A call giving the net's output for rows x (without the ones
+        column) with the parameters as they are when it is made, a new array.
 
         For many rows a bias add is cheaper than writing activations beside a
         ones column, which is a strided write. Narrow nets run transposed,
         with rows along the last axis: many rows by few units is the faster
-        matmul shape there."""
-        last = len(self.uses) - 1
+        matmul shape there; x is transposed once, here (a fit evaluates the
+        same rows every epoch)."""
         if self.narrow:
-            a = np.ascontiguousarray(x.swapaxes(-1, -2))
-            for k, layer in enumerate(self.uses):
-                a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
-                a += self.biases[layer].swapaxes(-1, -2)
-                if k < last:
-                    np.maximum(a, self.zeros(a.shape), out=a)
-            return a.swapaxes(-1, -2)
+            return partial(self._evaluate_transposed, np.ascontiguousarray(x.swapaxes(-1, -2)))
+        return partial(self._evaluate, x)
+
+    def _evaluate_transposed(self, x_t: np.ndarray) -> np.ndarray:
+        last = len(self.uses) - 1
+        a = x_t
+        for k, layer in enumerate(self.uses):
+            a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
+            a += self.biases[layer].swapaxes(-1, -2)
+            if k < last:
+                np.maximum(a, self.zeros(a.shape), out=a)
+        return a.swapaxes(-1, -2)
+
+    def _evaluate(self, x: np.ndarray) -> np.ndarray:
+        last = len(self.uses) - 1
         a = x
         for k, layer in enumerate(self.uses):
             a = a @ self.weights_t[layer]
