@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,6 +27,8 @@ def diverged(train_loss, test_loss) -> bool:
     at the epoch this first holds, as the run's last: once a loss is not
     finite SGD's next steps give NaN for ever, so more epochs only cost time
     (a width-256 run NaN from epoch 1 took 21 s to reach epoch 1200)."""
+    if not isinstance(train_loss, np.ndarray):   # one run's two scalars, checked every epoch
+        return not (math.isfinite(train_loss) and math.isfinite(test_loss))
     return bool(np.all(~(np.isfinite(train_loss) & np.isfinite(test_loss))))
 
 

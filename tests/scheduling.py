@@ -17,8 +17,9 @@ import pytest
 def pytest_collection_modifyitems(items):
     """A test that needs the streamlit server (tests/e2e) drives Chromium: it
     carries the `browser` marker, so `pytest -m "not browser"` runs the rest.
-    It and the load tests (their own server) also carry `slow`: they start
-    processes, and `pytest -m "not slow"` leaves them out of the inner loop.
+    Every browser test (those with a server of their own too) and the load
+    tests (their own server) also carry `slow`: they start processes, and
+    `pytest -m "not slow"` leaves them out of the inner loop.
 
     The suite runs on both cores (pytest-xdist, `-n 2` in pyproject.toml):
     each module is one unit of work (pytest_xdist_make_scheduler), so its
@@ -38,7 +39,9 @@ def pytest_collection_modifyitems(items):
         if browser:
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.xdist_group("browser"))
-        if browser or item.get_closest_marker("load") is not None:  # the load tests start their own server
+        # Any browser test starts processes (a Chromium, and a server unless it shares
+        # the suite's), and so do the load tests (their own server).
+        if any(item.get_closest_marker(mark) is not None for mark in ("browser", "load")):
             item.add_marker(pytest.mark.slow)
         if not browser and item.get_closest_marker("load") is not None:
             item.add_marker(pytest.mark.xdist_group("load"))

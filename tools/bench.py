@@ -3,7 +3,10 @@
 Every figure is a ratio against the blog's training loop (DataLoader over
 list(zip(X, labels)), SGD, MSELoss, the train loss printed per epoch) run in
 the same process, the cases interleaved round by round, each time the median
-of the rounds. The last line is machine-readable:
+of the rounds: wall time, or with `--clock cpu` the thread's CPU time (every
+case computes on the calling thread: one torch thread, one BLAS thread),
+which other processes on a shared machine disturb far less. The last line
+is machine-readable:
 `speedup default=… width256=… sweep64=…`.
 
 Then the recording of frames (fitlab/frames.py) at the default width and
@@ -45,24 +48,27 @@ def blog_loop(config: Config) -> None:
     blog_run(**{k: v for k, v in config.as_dict().items() if k not in ("tied", "engine")})
 
 
-def seconds(work) -> float:
-    """Wall time of one call of work()."""
-    start = time.perf_counter()
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
+def seconds(work, clock=time.perf_counter) -> float:
+    """Seconds one call of work() takes by `clock` (one of CLOCKS)."""
+    start = clock()
     work()
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def measure(rounds: int) -> tuple[dict, float]:
-    """Median seconds per case and engine, and per config of the sweep."""
+def measure(rounds: int, clock=time.perf_counter) -> tuple[dict, float]:
+    """Median seconds per case and engine, and per config of the sweep, by `clock`."""
     times = {name: {"blog": [], "autograd": [], "fast": []} for name in CASES}
     sweep_times = []
     for _ in range(rounds):
         for name, config in CASES.items():
-            times[name]["blog"].append(seconds(lambda: blog_loop(config)))
-            times[name]["autograd"].append(seconds(lambda: fitlab.train(replace(config, engine="autograd"))))
-            times[name]["fast"].append(seconds(lambda: fitlab.train(config)))
+            times[name]["blog"].append(seconds(lambda: blog_loop(config), clock))
+            times[name]["autograd"].append(seconds(lambda: fitlab.train(replace(config, engine="autograd")), clock))
+            times[name]["fast"].append(seconds(lambda: fitlab.train(config), clock))
         grid_size = len(SWEEP_AXES["lr"]) * len(SWEEP_AXES["seed"])
-        sweep_times.append(seconds(lambda: fitlab.sweep(Config(), **SWEEP_AXES)) / grid_size)
+        sweep_times.append(seconds(lambda: fitlab.sweep(Config(), **SWEEP_AXES), clock) / grid_size)
     medians = {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
     return medians, statistics.median(sweep_times)
 
@@ -84,10 +90,10 @@ def targets(medians: dict, sweep_seconds: float) -> list[str]:
     return [f"- {what}: {value:.1f}× {'met' if ok else 'MISSED'}" for what, value, ok in checks]
 
 
-def report(medians: dict, sweep_seconds: float, rounds: int) -> str:
+def report(medians: dict, sweep_seconds: float, rounds: int, clock: str = "wall") -> str:
     """The table in Markdown, the targets met or missed, then the
     machine-readable speedup line."""
-    lines = [f"tools.bench: median of {rounds} interleaved rounds; {platform.machine()}, "
+    lines = [f"tools.bench: median of {rounds} interleaved rounds, {clock} time; {platform.machine()}, "
              f"{os.cpu_count()} cores, {torch.get_num_threads()} torch thread(s), torch {torch.__version__}",
              "",
              "| config | blog loop | autograd engine | fast engine | ratio (blog / fast) |",
@@ -153,7 +159,10 @@ def main() -> None:
     """Run the bench and print its table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (at least 5)")
-    rounds = max(5, parser.parse_args().rounds)
+    parser.add_argument("--clock", choices=CLOCKS, default="wall",
+                        help="wall time, or the thread's CPU time (steadier on a shared machine)")
+    args = parser.parse_args()
+    rounds = max(5, args.rounds)
     # One torch thread, as the fast engine runs numpy's BLAS on one: at these
     # sizes a second thread does not help torch, and on a busy 2-core machine
     # its hand-offs made the blog's loop up to 10x slower, which would flatter
@@ -162,8 +171,8 @@ def main() -> None:
     # Warm both engines (imports, first-call costs) before timing anything.
     fitlab.train(Config(epochs=1)), fitlab.train(Config(epochs=1, engine="autograd"))
     blog_loop(Config(epochs=1))
-    medians, sweep_seconds = measure(rounds)
-    print(report(medians, sweep_seconds, rounds))
+    medians, sweep_seconds = measure(rounds, CLOCKS[args.clock])
+    print(report(medians, sweep_seconds, rounds, args.clock))
     print(recording_report(rounds))
 
 

@@ -68,7 +68,7 @@ class FlatLayers:
 
 
 def with_ones(x: np.ndarray) -> np.ndarray:
-    """x with a trailing column of ones, the form sgd_step takes."""
+    """x with a trailing column of ones, the form a stepper takes."""
     return np.concatenate([x, np.ones(x.shape[:-1] + (1,), dtype=x.dtype)], axis=-1)
 
 
@@ -85,9 +85,9 @@ def batches(config: Config) -> list[slice]:
             for s in range(0, config.n_train, config.batch_size)]
 
 
-def losses(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
-    """(train MSE, test MSE) of the current parameters (float32 sums, as torch)."""
-    squares = net.evaluate(inputs) - labels
+def losses(outputs: np.ndarray, labels: np.ndarray, n_train: int) -> tuple:
+    """(train MSE, test MSE) of the net's outputs on every row (float32 sums, as torch)."""
+    squares = outputs - labels
     squares *= squares
     squares = squares[..., 0]
     return (np.add.reduce(squares[..., :n_train], axis=-1) / n_train,
@@ -107,19 +107,20 @@ def fit(net: FlatLayers, inputs: np.ndarray, labels: np.ndarray, config: Config,
     n_train = config.n_train
     lr = np.asarray(lr, dtype=np.float32)[..., None]   # broadcasts over (out, rows)
     rows = with_ones(inputs)
-    steps = [(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
+    steps = [net.stepper(rows[..., s, :], labels[..., s, :], lr * np.float32(2 / (s.stop - s.start)))
              for s in batches(config)]
+    outputs = net.evaluator(inputs)
     train_losses, test_losses = [], []
     with np.errstate(all="ignore"), one_blas_thread():
         for epoch in range(config.epochs + 1):
             if epoch:
-                for x, y, step in steps:
-                    net.sgd_step(x, y, step)
+                for step in steps:
+                    step()
                 if on_epoch is not None:
                     on_epoch(epoch)
                 if progress is not None:
                     progress(epoch, config.epochs)
-            train, test = losses(net, inputs, labels, n_train)
+            train, test = losses(outputs(), labels, n_train)
             train_losses.append(train)
             test_losses.append(test)
             if diverged(train, test):

@@ -9,7 +9,9 @@ fitlab.blog.setup, so both engines start from the same draws.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -63,13 +65,23 @@ class RunNet(FlatLayers):
             forward = self._forwards[x.shape[-2]] = RunForward(self, x.shape[-2])
         return forward.evaluate(x)
 
-    def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
-        """One SGD step on rows x (with_ones()) against y; `step` is
-        lr * 2 / rows, a one-element float32 array."""
+    def evaluator(self, x: np.ndarray) -> Callable[[], np.ndarray]:
+        """A call giving the net's output (rows, out) for rows x without the
+        ones, with the parameters as they are when it is made: a view of a
+        buffer the next call overwrites. x is copied in once (a fit
+        evaluates the same rows every epoch)."""
+        forward = RunForward(self, x.shape[-2])
+        forward.x[:, :-1] = x
+        return lambda: forward(forward.x).T
+
+    def stepper(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """A call that makes one SGD step on rows x (with_ones()) against y,
+        each time it is made; `step` is lr * 2 / rows, a one-element float32
+        array."""
         run_step = self._steps.get(x.shape[-2])
         if run_step is None:
             run_step = self._steps[x.shape[-2]] = RunStep(self, x.shape[-2])
-        run_step(x, y, step)
+        return run_step.program(x, y, step)
 
 
 class RunForward:
@@ -88,15 +100,14 @@ class RunForward:
 
     def __init__(self, net: RunNet, rows: int):
         blocks = net.use_blocks
-        inputs = []                     # uses 1..: input transposed (in + 1, rows)
-        for width in net.input_widths[1:]:
-            buffer = np.empty((width + 1, rows), dtype=np.float32)
-            buffer[-1] = 1
-            inputs.append(buffer)
-        self.inputs_t = inputs
+        # Uses 1.. all read `width` units (the blog's net): their inputs,
+        # transposed (width + 1, rows), are slices of one buffer, so one ufunc
+        # call can cover every activation (RunStep's slopes).
+        self.hidden = np.empty((len(blocks) - 1, net.input_widths[-1] + 1, rows), dtype=np.float32)
+        self.hidden[:, -1] = 1
+        self.inputs_t = inputs = list(self.hidden)
         self.activations = [buffer[:-1] for buffer in inputs]
         self.output = np.empty((blocks[-1].shape[-1], rows), dtype=np.float32)   # transposed
-        self.zeros = [net.zeros(a.shape) for a in self.activations]
         # evaluate's rows with their ones. Its transpose also stands in for
         # any x in the first product's arguments: x is passed per call as x.T
         # with a transpose flag (right for any C-ordered x).
@@ -104,8 +115,8 @@ class RunForward:
         self.x[:, -1] = 1
         outputs = [*self.activations, self.output]
         self.first = gemm_arguments(blocks[0].T, self.x.T, outputs[0])
-        self.products = [product(block.T, use_t, output)
-                         for block, use_t, output in zip(blocks[1:], inputs, outputs[1:])]
+        self.later = [(activation, net.zeros(activation.shape), product(block.T, use_t, output))
+                      for activation, block, use_t, output in zip(self.activations, blocks[1:], inputs, outputs[1:])]
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """The output, transposed (out, rows), for rows x (with_ones(),
@@ -113,8 +124,9 @@ class RunForward:
         _, b, c, _, trans_b = self.first
         sgemm(1.0, x.T, b, 0.0, c, 1, trans_b, 1)
         # Each later use reads the previous use's output through its ReLU.
-        for activation, zeros, use in zip(self.activations, self.zeros, self.products):
-            np.maximum(activation, zeros, out=activation)
+        maximum = np.maximum
+        for activation, zeros, use in self.later:
+            maximum(activation, zeros, out=activation)
             use()
         return self.output
 
@@ -125,7 +137,7 @@ class RunForward:
 
 
 class RunStep:
-    """RunNet.sgd_step at a fixed number of rows: a
+    """RunNet's SGD step at a fixed number of rows: a
     RunForward, then the backward pass and the update in BLAS calls.
 
     Each use's update is one call adding -lr × its gradient straight into
@@ -141,10 +153,16 @@ class RunStep:
         self.forward = forward = RunForward(net, rows)
         blocks = net.use_blocks
         last = len(blocks) - 1
-        self.slopes = [np.empty(a.shape, dtype=np.float32) for a in forward.activations]
+        # Every activation's slope in one buffer, shaped as forward.hidden
+        # without its ones: one sign call per step for all of them.
+        self.activations = forward.hidden[:, :-1]
+        self.slopes = np.empty(self.activations.shape, dtype=np.float32)
         self.deltas = [*(np.empty((block.shape[-1], rows), dtype=np.float32) for block in blocks[:-1]),
                        forward.output]  # the output's error, computed in place
-        self.backward = [gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1])
+        # Per use from the last: its delta's product with the weight, which
+        # gives the previous use's delta, and that delta's slope.
+        self.backward = [(gemm_arguments(blocks[k][:-1], self.deltas[k], self.deltas[k - 1]),
+                          self.deltas[k - 1], self.slopes[k - 1])
                          for k in range(last, 0, -1)]
         # Wide layers' deltas are copied out row by row for the update: sgemm
         # runs faster with rows along the first axis there; for small blocks
@@ -162,33 +180,44 @@ class RunStep:
             else:
                 self.updates.append(gemm_arguments(use_t, delta.T, block))
 
-    def __call__(self, x: np.ndarray, y: np.ndarray, step) -> None:
-        """One SGD step on rows x (with_ones(), C-ordered) against labels y;
-        `step` is lr * 2 / rows, a one-element float32 array."""
-        error = self.forward(x)
-        np.subtract(error, y.T, out=error)
+    def program(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """One SGD step on rows x (with_ones(), C-ordered) against labels y,
+        `step` being lr * 2 / rows (a one-element float32 array), as a call
+        that makes it: every BLAS and ufunc call of the step with its
+        arguments bound. A fit's batches are the same rows every epoch, so
+        each batch's calls are bound once and a step only makes them: at the
+        default net, unpacking and rebuilding the arguments every step cost
+        more than the arithmetic."""
+        _, b, c, _, trans_b = self.forward.first
+        calls = [partial(sgemm, 1.0, x.T, b, 0.0, c, 1, trans_b, 1)]
+        # Each later use reads the previous use's output through its ReLU.
+        for activation, zeros, use in self.forward.later:
+            calls += [partial(np.maximum, activation, zeros, out=activation), use]
+        error = self.forward.output
+        calls.append(partial(np.subtract, error, y.T, out=error))
         # Backward: each delta through its use's weight, then its ReLU, whose
         # slope is the sign of its output (>= 0): 1 where it passed its input
         # on, 0 where it cut it. (A NaN output gives a NaN slope; the error
         # through that unit was NaN already.) Two float32 ufuncs beat a
-        # boolean mask: casting or masked writes cost more.
-        activations, slopes, deltas = self.forward.activations, self.slopes, self.deltas
-        k = len(activations)
-        for a, b, c, trans_a, trans_b in self.backward:
-            sgemm(1.0, a, b, 0.0, c, trans_a, trans_b, 1)
-            k -= 1
-            np.sign(activations[k], out=slopes[k])
-            np.multiply(deltas[k], slopes[k], out=deltas[k])
+        # boolean mask: casting or masked writes cost more. The slopes of
+        # every use come in one call.
+        calls.append(partial(np.sign, self.activations, out=self.slopes))
+        for (a, b, c, trans_a, trans_b), delta, slope in self.backward:
+            calls += [partial(sgemm, 1.0, a, b, 0.0, c, trans_a, trans_b, 1),
+                      partial(np.multiply, delta, slope, out=delta)]
         # Updates: block -= step * (use input) @ delta.T, use by use.
-        for row_major, delta_t in self.copies:
-            np.copyto(row_major, delta_t)
+        calls += [partial(np.copyto, row_major, delta_t) for row_major, delta_t in self.copies]
         alpha = -step.item()
         a, _, c, trans_a, _ = self.updates[0]
-        sgemm(alpha, a, x.T, 1.0, c, trans_a, 1, 1)
-        for a, b, c, trans_a, trans_b in self.updates[1:]:
-            sgemm(alpha, a, b, 1.0, c, trans_a, trans_b, 1)
-        for a, b, c in self.vector_updates:
-            sgemv(alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1)
+        calls.append(partial(sgemm, alpha, a, x.T, 1.0, c, trans_a, 1, 1))
+        calls += [partial(sgemm, alpha, a, b, 1.0, c, trans_a, trans_b, 1)
+                  for a, b, c, trans_a, trans_b in self.updates[1:]]
+        calls += [partial(sgemv, alpha, a, b, 1.0, c, 0, 1, 0, 1, 1, 1) for a, b, c in self.vector_updates]
+
+        def run() -> None:
+            for call in calls:
+                call()
+        return run
 
 
 def blog_figure(net: RunNet, inputs: np.ndarray, labels: np.ndarray, config: Config) -> float:

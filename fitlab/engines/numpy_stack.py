@@ -3,6 +3,9 @@ numpy calls, their parameters stacked along a leading axis."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from fitlab.engines.numpy_net import FlatLayers
@@ -24,39 +27,54 @@ class StackNet(FlatLayers):
         self.uses_of = {layer: [k for k, u in enumerate(uses) if u == layer] for layer in set(uses)}
         self._hidden_inputs: dict[int, tuple] = {}
 
-    def hidden_inputs(self, rows: int) -> tuple[list, list, list, list]:
+    def hidden_inputs(self, rows: int) -> tuple:
         """Reused buffers for the inputs of uses 1.. at `rows` rows, each with
         its trailing column of ones already set, with the views a step
-        needs: (inputs, activations without the ones, both transposed)."""
+        needs: (inputs, activations without the ones, the inputs transposed,
+        the ReLU masks buffer, each activation's mask transposed, and the
+        shared layer's buffers for its uses' inputs and deltas side by side)."""
         views = self._hidden_inputs.get(rows)
         if views is None:
-            buffers = []
-            for width in self.input_widths[1:]:
-                buffer = np.empty(self.lead + (rows, width + 1), dtype=np.float32)
-                buffer[..., -1] = 1
-                buffers.append(buffer)
-            views = (buffers, [b[..., :-1] for b in buffers],
-                     [b.swapaxes(-1, -2) for b in buffers],
-                     [b.swapaxes(-1, -2)[..., :-1, :] for b in buffers])
+            # Uses 1.. all read `width` units (the blog's net): their inputs are
+            # slices of one buffer, so one ufunc call covers every ReLU's mask.
+            width = self.input_widths[-1]
+            hidden = np.empty((len(self.uses) - 1,) + self.lead + (rows, width + 1), dtype=np.float32)
+            hidden[..., -1] = 1
+            buffers = list(hidden)
+            masks = np.empty(hidden.shape, dtype=np.float32)
+            shared = {layer: (np.empty(self.lead + (self.blocks[layer].shape[-2], rows * len(ks)), dtype=np.float32),
+                              np.empty(self.lead + (rows * len(ks), self.blocks[layer].shape[-1]), dtype=np.float32))
+                      for layer, ks in self.uses_of.items() if len(ks) > 1}
+            views = (buffers, [b[..., :-1] for b in buffers], [b.swapaxes(-1, -2) for b in buffers],
+                     (hidden, masks), [m[..., :-1].swapaxes(-1, -2) for m in masks], shared)
             self._hidden_inputs[rows] = views
         return views
 
-    def evaluate(self, x: np.ndarray) -> np.ndarray:
-        """The net's output for rows x (without the ones column), a new array.
+    def evaluator(self, x: np.ndarray) -> Callable[[], np.ndarray]:
+        """A call giving the net's output for rows x (without the ones
+        column) with the parameters as they are when it is made, a new array.
 
         For many rows a bias add is cheaper than writing activations beside a
         ones column, which is a strided write. Narrow nets run transposed,
         with rows along the last axis: many rows by few units is the faster
-        matmul shape there."""
-        last = len(self.uses) - 1
+        matmul shape there; x is transposed once, here (a fit evaluates the
+        same rows every epoch)."""
         if self.narrow:
-            a = np.ascontiguousarray(x.swapaxes(-1, -2))
-            for k, layer in enumerate(self.uses):
-                a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
-                a += self.biases[layer].swapaxes(-1, -2)
-                if k < last:
-                    np.maximum(a, self.zeros(a.shape), out=a)
-            return a.swapaxes(-1, -2)
+            return partial(self._evaluate_transposed, np.ascontiguousarray(x.swapaxes(-1, -2)))
+        return partial(self._evaluate, x)
+
+    def _evaluate_transposed(self, x_t: np.ndarray) -> np.ndarray:
+        last = len(self.uses) - 1
+        a = x_t
+        for k, layer in enumerate(self.uses):
+            a = np.ascontiguousarray(self.weights_t[layer].swapaxes(-1, -2)) @ a
+            a += self.biases[layer].swapaxes(-1, -2)
+            if k < last:
+                np.maximum(a, self.zeros(a.shape), out=a)
+        return a.swapaxes(-1, -2)
+
+    def _evaluate(self, x: np.ndarray) -> np.ndarray:
+        last = len(self.uses) - 1
         a = x
         for k, layer in enumerate(self.uses):
             a = a @ self.weights_t[layer]
@@ -64,6 +82,10 @@ class StackNet(FlatLayers):
             if k < last:
                 np.maximum(a, self.zeros(a.shape), out=a)
         return a
+
+    def stepper(self, x: np.ndarray, y: np.ndarray, step) -> Callable[[], None]:
+        """A call that makes sgd_step(x, y, step) each time it is made."""
+        return partial(self.sgd_step, x, y, step)
 
     def sgd_step(self, x: np.ndarray, y: np.ndarray, step) -> None:
         """One SGD step on the mean squared error of the rows x (with_ones())
@@ -73,7 +95,7 @@ class StackNet(FlatLayers):
         loss's gradient makes every gradient below lr times the true one, so
         the update is one subtraction."""
         # Forward: each hidden input is written into its reused buffer.
-        inputs, activations, inputs_t, activations_t = self.hidden_inputs(x.shape[-2])
+        inputs, activations, inputs_t, (hidden, masks), masks_t, shared = self.hidden_inputs(x.shape[-2])
         blocks = self.use_blocks
         a = x
         for k in range(len(blocks) - 1):
@@ -85,6 +107,11 @@ class StackNet(FlatLayers):
         delta_t *= step
         # Per use: its input transposed (in + 1, rows) and its delta (rows, out).
         uses_t, deltas = [x.swapaxes(-1, -2), *inputs_t], [None] * len(blocks)
+        # Each ReLU's slope, 1 where its output is > 0 and 0 elsewhere (NaN
+        # included), for every use in one call over the contiguous buffer
+        # (the ones too): per use, a comparison of the transposed activations
+        # cast in the multiply took several times as long.
+        np.greater(hidden, 0, out=masks)
         for k in range(len(blocks) - 1, -1, -1):
             delta = delta_t.swapaxes(-1, -2)
             # Wide deltas laid out in memory: OpenBLAS is slower with a
@@ -92,15 +119,16 @@ class StackNet(FlatLayers):
             deltas[k] = np.ascontiguousarray(delta) if self.wide[k] else delta
             if k:
                 delta_t = self.use_weights_t[k] @ delta_t
-                delta_t *= activations_t[k - 1] > 0
+                delta_t *= masks_t[k - 1]
         for layer, ks in self.uses_of.items():
             if len(ks) == 1:
                 a_t, delta = uses_t[ks[0]], deltas[ks[0]]
             else:
                 # The shared layer: one matmul over all its uses' rows adds
                 # the gradients of its uses.
-                a_t = np.concatenate([uses_t[k] for k in ks], axis=-1)
-                delta = np.concatenate([deltas[k] for k in ks], axis=-2)
+                a_t, delta = shared[layer]
+                np.concatenate([uses_t[k] for k in ks], axis=-1, out=a_t)
+                np.concatenate([deltas[k] for k in ks], axis=-2, out=delta)
             np.matmul(a_t, delta, out=self.grad_blocks[layer])
         self.params -= self.grads
 

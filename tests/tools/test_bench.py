@@ -1,7 +1,9 @@
 """The bench's report: its table, the targets it says are met, and its
 machine-readable last line (timings are made up here; the bench measures)."""
 
-from tools.bench import CASES, report
+import time
+
+from tools.bench import CASES, CLOCKS, report, seconds
 
 
 def medians(fast_ms):
@@ -35,3 +37,17 @@ def test_the_recording_table_measures_the_watch_views_real_specs(monkeypatch):
     frames = fitlab.train(config).frames
     assert row.startswith(f"| tiny | {len(frames.epochs)} | {frames.nbytes / 1e6:.2f} MB |"), row
     assert "specs " in row and " kB + data " in row
+
+
+def test_the_cpu_clock_counts_the_threads_work_not_its_waiting():
+    def wait_then_work():
+        time.sleep(0.3)
+        sum(range(200_000))
+
+    assert seconds(wait_then_work, CLOCKS["wall"]) >= 0.3
+    assert seconds(wait_then_work, CLOCKS["cpu"]) < 0.3
+
+
+def test_the_report_names_its_clock():
+    assert report(medians({}), sweep_seconds=0.001, rounds=5, clock="cpu").startswith(
+        "tools.bench: median of 5 interleaved rounds, cpu time;")
