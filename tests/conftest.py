@@ -46,11 +46,11 @@ def trained():
 
 @pytest.fixture(scope="session")
 def blog_loop():
-    """tests.reference.blog.blog_script(**settings), run once per settings
+    """tools.blog_reference.blog_script(**settings), run once per settings
     (defaults filled in) for the whole session. Read it; do not change it."""
     import inspect
 
-    from tests.reference.blog import blog_script
+    from tools.blog_reference import blog_script
 
     signature = inspect.signature(blog_script)
     results = {}

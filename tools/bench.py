@@ -30,7 +30,7 @@ import torch
 
 import fitlab
 from fitlab.config import Config
-from tests.reference.blog import blog_run
+from tools.blog_reference import blog_run
 
 CASES = {
     "default": Config(),
@@ -43,7 +43,7 @@ SWEEP_AXES = {"lr": [0.001 * 1.5**i for i in range(8)], "seed": list(range(8))}
 
 
 def blog_loop(config: Config) -> None:
-    """The blog's own script for `config` (tests/reference/blog.py: global
+    """The blog's own script for `config` (tools/blog_reference.py: global
     seed, DataLoader, SGD, MSELoss, the train loss per epoch)."""
     blog_run(**{k: v for k, v in config.as_dict().items() if k not in ("tied", "engine")})
 

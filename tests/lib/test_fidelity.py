@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fitlab import Config, train
-from tests.reference.blog import blog_run
+from tools.blog_reference import blog_run
 
 CONFIGS = [
     dict(),

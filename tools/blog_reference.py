@@ -1,7 +1,8 @@
 """The blog's script, as it was written (global seed, DataLoader), for comparison.
 
-Only the tests use it: it is the reference fitlab must match draw for draw,
-and, for the autograd engine, bit for bit.
+The tests and tools.bench use it: it is the reference fitlab must match draw for
+draw, and, for the autograd engine, bit for bit (and the loop fitlab's speed is
+measured against).
 """
 
 from dataclasses import dataclass
