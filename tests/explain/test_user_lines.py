@@ -16,11 +16,10 @@ from fitlab.explain.stack import owner
 
 from .test_explain import SCRIPTS, assert_at, marked
 
-pytest.importorskip("pytorch_lightning")
-
-
 @pytest.fixture(scope="module")
 def lightning_report():
+    # Imported here, not at collection: it costs each worker about 3 s of CPU the other tests do not need.
+    pytest.importorskip("pytorch_lightning")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         return run_script(str(SCRIPTS / "lightning_gan.py"))
 
