@@ -20,6 +20,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from fitlab.figures import theme
 from fitlab.figures.charts import SPLIT_LABELS
 from fitlab.figures.watch_weights import (
     AT_FRAME,
@@ -223,7 +224,7 @@ def _spec(picture: dict, data: Datasets, frames: Frames, epochs: int) -> dict:
     layered picture fits its column's width (a concatenation keeps its size)."""
     sized = {"autosize": {"type": "fit-x", "contains": "padding"}} if "layer" in picture else {}
     return {"$schema": alt.SCHEMA_URL, **picture, **sized, "params": frame_params(frames, epochs),
-            "datasets": dict(data)}
+            "datasets": dict(data), "config": theme.config()}
 
 
 def watch_panels(run: Run, log_scale: bool = True, names: tuple[str, ...] | None = None) -> dict[str, dict]:
