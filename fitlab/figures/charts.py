@@ -113,39 +113,43 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     the grid keeps the width. A click selects a cell (the point selection
     "cell", on the two axes' fields).
 
-    Colour is the cell's rank among the finite losses (0 the lowest, 1 the
-    highest), not the loss: on a log scale one cell at 5e-13 among losses near
-    1e-3 left the other cells a single colour."""
-    finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    drawn = table[finite].assign(rank=table.loc[finite, "test_loss"].rank(method="average", pct=False))
-    if len(drawn) > 1:
-        drawn["rank"] = (drawn["rank"] - 1) / (len(drawn) - 1)
-    else:
-        drawn["rank"] = 0.0
+    Colour is the cell's test R² (`test_r2`: 1 minus its test MSE over the
+    constant predictor's), on a diverging scale centred on 0, "as good as a
+    constant": blue beats it, red does worse, white is no better; the scale
+    stops at ±1 (R² is at most 1, and a cell 40 times worse than a constant
+    is as red as one 2 times worse). So the deepest blue is the best cell,
+    and is one that beats a constant wherever any does."""
+    finite = np.isfinite(table["test_loss"]) & np.isfinite(table["test_r2"])
+    drawn = table[finite]
     base = alt.Chart(drawn).encode(
         x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:O", title=y, sort="descending"))
     picked = alt.selection_point(name="cell", fields=[x, y], on="click")
-    cells = base.mark_rect(cursor="pointer").encode(
-        color=alt.Color("rank:Q", title="rank of final test MSE (0 lowest)",
-                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1]),
-                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
+    cells = base.mark_rect(cursor="pointer", stroke="#31333F", strokeWidth=0.5).encode(
+        color=alt.Color("test_r2:Q", title=R2_LEGEND,
+                        scale=alt.Scale(scheme=DIVERGING, domain=[-1, 1], domainMid=0, clamp=True),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=600,
+                                          values=[-1, -0.5, 0, 0.5, 1])),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
+                 alt.Tooltip("test_r2:Q", title="test R² (0: a constant)", format=".3f"),
                  alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
     ).add_params(picked)
-    # Reversed viridis runs from light yellow (low rank) to dark purple (high):
-    # dark text on the lighter half, white on the darker.
+    # White text on the deep ends of the scale, dark on the pale middle.
     columns = max(1, table[x].nunique())
     shown = alt.ExprRef(f"width / {columns} >= {LABEL_MIN_CELL_PX} ? 1 : 0")   # `width`: the plot's, as drawn
-    labels = base.mark_text(fontSize=13, fontWeight="bold", opacity=shown).encode(
+    labels = base.mark_text(fontSize=14, fontWeight="bold", opacity=shown).encode(
         text=alt.Text("test_loss:Q", format=".2g"),
-        color=alt.condition(alt.datum.rank > 0.5, alt.value("white"), alt.value("black")))
+        color=alt.condition("abs(datum.test_r2) > 0.6", alt.value("white"), alt.value("black")))
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
-        color="#d62728", fontSize=13, fontWeight="bold").encode(
+        color="#d62728", fontSize=14, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
     # Rows of a fixed step, tall enough for a finger (a cell opens its run), however many rows.
     return alt.layer(cells, labels, diverged).properties(height=alt.Step(CELL_MIN_PX))
+
+
+R2_LEGEND = "test R²: blue beats a constant, white is as good as one (0), red is worse"
+
 
 # Solid versus dashed is said in the page's captions: Streamlit's theme draws
 # no symbol in a stroke-dash legend.

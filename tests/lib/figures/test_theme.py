@@ -26,7 +26,7 @@ def readable(config: dict) -> None:
 def test_altair_charts_and_the_watch_pictures_carry_the_one_readable_theme():
     run = train(Config(epochs=3))
     readable(loss_chart(run.history).to_dict()["config"])
-    table = run.history.tail(1).assign(width=5, lr=0.01)
+    table = run.history.tail(1).assign(width=5, lr=0.01, test_r2=0.5)
     readable(sweep_heatmap(table, "width", "lr").to_dict()["config"])
     for spec in watch_panels(run).values():
         assert spec["config"] == theme.config()
