@@ -231,22 +231,42 @@ def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     ).properties(height=300)
 
 
+PREDICTION_PX = 320   # the prediction chart's plot, square: one unit as long across as up
+# Largest |prediction| drawn: a diverged student's would squash the rest.
+PREDICTION_LIMIT = 1e6
+
+
 def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
     """The final student's prediction against the true label for each test
-    row, with the y = x line a perfect student would sit on."""
-    finite = predictions[np.isfinite(predictions).all(axis=1)]
-    values = finite.to_numpy()
-    low, high = (float(values.min()), float(values.max())) if len(finite) else (0.0, 1.0)
-    diagonal = pd.DataFrame({"label": [low, high], "prediction": [low, high]})
-    domain = alt.Scale(domain=[low, high])
+    row, with the y = x line a perfect student would sit on: a square plot,
+    both axes over the same range (the labels' and the drawn predictions'),
+    so the line is the diagonal at 45°. Predictions past PREDICTION_LIMIT
+    or not finite (a diverged run's) are left off, and the chart says how
+    many."""
+    drawable = np.isfinite(predictions).all(axis=1) & (predictions["prediction"].abs() < PREDICTION_LIMIT)
+    finite = predictions[drawable]
+    values = np.concatenate([predictions["label"].to_numpy(), finite["prediction"].to_numpy()])
+    values = values[np.isfinite(values)]
+    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+    pad = 0.05 * (high - low) or 1.0
+    domain = alt.Scale(domain=[low - pad, high + pad], nice=False)
+    diagonal = pd.DataFrame({"label": [low - pad, high + pad], "prediction": [low - pad, high + pad]})
     points = alt.Chart(finite).mark_circle(size=36, opacity=0.7).encode(
         x=alt.X("label:Q", title="true label (the teacher)", scale=domain),
         y=alt.Y("prediction:Q", title="student's prediction", scale=domain),
         tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")],
     )
     line = alt.Chart(diagonal).mark_line(color="gray", strokeDash=[4, 4]).encode(
-        x="label:Q", y="prediction:Q")
-    return alt.layer(line, points).properties(height=300)
+        x=alt.X("label:Q", scale=domain), y=alt.Y("prediction:Q", scale=domain))
+    layers = [line, points]
+    off = len(predictions) - len(finite)
+    if off:
+        note = pd.DataFrame({"text": [f"{off} of {len(predictions)} predictions off the chart: the run diverged"]})
+        layers.append(alt.Chart(note).mark_text(fontSize=14, color=DIVERGED_COLOUR, baseline="top").encode(
+            x=alt.value(PREDICTION_PX / 2), y=alt.value(8), text="text:N"))
+    # "pad": the plot itself is the square (Streamlit's theme fits axes and all into the size).
+    return alt.layer(*layers).properties(width=PREDICTION_PX, height=PREDICTION_PX,
+                                         autosize=alt.AutoSizeParams(type="pad"))
 
 
 # Train solid, test dashed: what the captions say.
@@ -274,14 +294,15 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
             y=alt.Y("loss:Q", title="mean squared error (log)", scale=alt.Scale(type="log")),
             # Legends drawn as short lines: a path's in its own colour, a
             # split's in grey with its own dash (the theme's default is a
-            # black dot, which matches no line).
+            # black dot, which matches no line); each a column, side by side,
+            # so both fit half a page's width (in one row "train" was cut).
             color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
                             scale=alt.Scale(scheme="category10"),
-                            legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3,
-                                              labelLimit=400)),
+                            legend=alt.Legend(orient="bottom", direction="vertical", columns=1, symbolType="stroke",
+                                              symbolStrokeWidth=3, labelLimit=400)),
             strokeDash=alt.StrokeDash("split:N", title=None,
                                       scale=alt.Scale(domain=list(SPLIT_DASHES), range=list(SPLIT_DASHES.values())),
-                                      legend=alt.Legend(orient="bottom", direction="horizontal", symbolType="stroke",
+                                      legend=alt.Legend(orient="bottom", direction="vertical", symbolType="stroke",
                                                         symbolStrokeColor="gray", symbolStrokeWidth=2,
                                                         symbolSize=300)),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),

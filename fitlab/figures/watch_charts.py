@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fitlab.figures import theme
-from fitlab.figures.charts import SPLIT_LABELS
+from fitlab.figures.charts import PREDICTION_LIMIT, SPLIT_LABELS
 from fitlab.figures.watch_weights import (
     AT_FRAME,
     DIAGRAM_MAX_WIDTH,
@@ -47,8 +47,6 @@ EPOCH = "epoch"              # the parameter the range input sets
 EPOCH_SCALE = {"type": "symlog", "constant": 1}
 GROWN = "datum.epoch <= frame_epoch"   # a curve drawn up to the shown epoch
 FRAME_EPOCH = "frame_epoch"  # the epoch of the frame shown
-# Largest |prediction| drawn: a diverged student's would squash the rest.
-PREDICTION_LIMIT = 1e6
 
 
 class Datasets(dict):
@@ -193,8 +191,8 @@ def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarra
                            data: Datasets) -> alt.LayerChart:
     """The student's prediction against the label of each test row at the
     shown epoch, with the y = x line of a perfect student, on fixed axes:
-    both span the labels and the last frame's predictions (the same range,
-    so the line is the diagonal), and a point beyond them, as a fresh
+    both span the labels and the last frame's predictions, the longer one
+    stretched to as many units per pixel as the other (the line at 45°), and a point beyond them, as a fresh
     student's often are, sits on the edge it is beyond. Progress reads as
     the points moving onto the line, not as the ticks changing."""
     rows = prediction_series(frames, inputs, labels)
@@ -203,19 +201,30 @@ def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarra
     last = last[np.isfinite(last) & (np.abs(last) < PREDICTION_LIMIT)]
     lo, hi = min(low, float(last.min(initial=low))), max(high, float(last.max(initial=high)))
     pad = 0.05 * (hi - lo) or 1.0
-    axis = alt.Scale(domain=[lo - pad, hi + pad], nice=False, clamp=True)
+    lo, hi = lo - pad, hi + pad
+    # One unit as many pixels across as up, whatever the column's width: the
+    # range of the longer side is stretched by its length over the shorter's,
+    # about the same middle, so the y = x line runs at 45°.
+    half, middle = (hi - lo) / 2, (hi + lo) / 2
+
+    def stretched(longer: str, shorter: str) -> alt.ExprRef:
+        reach = f"{half!r} * max(1, {longer} / {shorter})"
+        return alt.ExprRef(f"[{middle!r} - {reach}, {middle!r} + {reach}]")
+
     points = (alt.Chart(data("predictions", rows)).transform_calculate(prediction=AT_FRAME)
               .transform_filter(f"isValid(datum.prediction) && abs(datum.prediction) < {PREDICTION_LIMIT:g}")
               .mark_circle(size=30, opacity=0.7).encode(
-                  x=alt.X("label:Q", title="true label (the teacher)", scale=axis),
-                  y=alt.Y("prediction:Q", title="student's prediction", scale=axis),
+                  x=alt.X("label:Q", title="true label (the teacher)",
+                          scale=alt.Scale(domain=stretched("width", "height"), nice=False, clamp=True)),
+                  y=alt.Y("prediction:Q", title="student's prediction",
+                          scale=alt.Scale(domain=stretched("height", "width"), nice=False, clamp=True)),
                   tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")]))
     line = alt.Chart(data("diagonal", pd.DataFrame({"label": [low, high], "prediction": [low, high]}))
                      ).mark_line(color="gray", strokeDash=[4, 4]).encode(x="label:Q", y="prediction:Q")
     return alt.layer(line, points).properties(
         width="container", height=220,
         title=alt.Title("Test rows: prediction against label",
-                        subtitle="dashed: a perfect student; beyond the axes: on the edge",
+                        subtitle=["dashed: a perfect student;", "beyond the axes: on the edge"],
                         anchor="start"))
 
 
