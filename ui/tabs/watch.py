@@ -40,7 +40,7 @@ PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
 # with the title, the intro and the tab bar they end above the fold of a
 # 1280×720 projector.
 GLANCE = ("loss", "predictions")
-GLANCE_HEIGHT = 125
+GLANCE_HEIGHT = 110
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")
 
@@ -124,7 +124,9 @@ def watch_section(run: Run) -> None:
         with st.container(key="watch_pictures"):   # a stable handle for the player and the browser tests
             for column, name in zip(st.columns(len(TOP_ROW)), TOP_ROW):
                 with column, st.container(key=f"watch_{name}"):
-                    st.vega_lite_chart(panels[name], width="stretch")
+                    # A picture of a fixed size (the square scatter) keeps it.
+                    fixed = isinstance(panels[name].get("width"), int)
+                    st.vega_lite_chart(panels[name], width="content" if fixed else "stretch")
             below = [name for name in ("diagram", "change", "weights") if name in panels]
             for column, name in zip(st.columns([1.2, 1, 1.5][-len(below):]), below):
                 with column, st.container(key=f"watch_{name}"):
@@ -141,7 +143,9 @@ def watch_glance(run: Run) -> None:
     key = (run.config, log_scale, GLANCE)
 
     def picture(name: str) -> dict:
-        return {**spec(watch_panels, key, run, log_scale, GLANCE)[name], "height": GLANCE_HEIGHT}
+        made = spec(watch_panels, key, run, log_scale, GLANCE)[name]
+        square = {"width": GLANCE_HEIGHT} if made.get("width") == made.get("height") else {}  # keeps a square square
+        return {**made, "height": GLANCE_HEIGHT, **square}
 
     with st.container(key="glance"):
         st.html(player_html(run, "glance"), unsafe_allow_javascript=True)
