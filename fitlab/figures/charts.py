@@ -13,6 +13,7 @@ from fitlab.serving.runlog import LoggedRun, overlay_long
 from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}
+EPOCH_AXIS = alt.Axis(tickMinStep=1, format="d")   # whole epochs: "0 1 2", never "0.0 0.5 1.0"
 DIVERGING = "redblue"  # the weights' colour scheme: red negative, blue positive, white 0
 # Its dark red and blue (ColorBrewer RdBu's #b2182b, #2166ac) as RGB: a table
 # cell's tint (diverging_tint).
@@ -56,7 +57,7 @@ def loss_chart(history: pd.DataFrame, log_scale: bool = False, baseline: Baselin
     lines = alt.Chart(data).mark_line(
         point=alt.OverlayMarkDef(size=12, opacity=0) if many else True
     ).encode(
-        x=alt.X("epoch:Q", title="epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
+        x=alt.X("epoch:Q", title="epoch", scale=x_scale, axis=EPOCH_AXIS),
         y=alt.Y("loss:Q", title="mean squared error", scale=scale),
         tooltip=[alt.Tooltip("epoch:Q"), alt.Tooltip("split:N"), alt.Tooltip("loss:Q", format=".6g")],
     )
@@ -179,7 +180,7 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
         alt.Chart(data)
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
-            x=alt.X("epoch:Q", title="epoch"),
+            x=alt.X("epoch:Q", title="epoch", axis=EPOCH_AXIS),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
             color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
                             scale=alt.Scale(range=list(DISTINCT_COLOURS)),
@@ -221,7 +222,7 @@ def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     matched = (alt.Chart().mark_point(shape="diamond", filled=False, size=45, strokeWidth=1.5)
                .transform_filter("datum.measure == 'matched'"))
     return alt.LayerChart(data=distance_long(distances), layer=[raw, matched]).encode(
-        x=alt.X("epoch:Q", title="epoch"),
+        x=alt.X("epoch:Q", title="epoch", axis=EPOCH_AXIS),
         y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
                 scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
         color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
@@ -326,7 +327,7 @@ def tying_chart(runs: list[Run], log_scale: bool = True) -> alt.Chart:
         alt.Chart(tying_curves(runs, log_scale))
         .mark_line()
         .encode(
-            x=alt.X("epoch:Q"),
+            x=alt.X("epoch:Q", axis=EPOCH_AXIS),
             y=alt.Y("loss:Q", title="mean squared error", scale=scale),
             color=alt.Color("split:N", title=None, sort=["train", "test"],
                             scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),

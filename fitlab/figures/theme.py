@@ -16,10 +16,14 @@ import altair as alt
 FONT_PX = 14        # the smallest text of a chart: axis labels, legends, subtitles
 TITLE_PX = 16
 INK = "#31333F"     # Streamlit's body text: 12.6:1 on white
+NUMBER_FORMAT = ".3~g"  # d3-format, 3 significant digits: 0.001, 0.125, 1, 100, 1e+3, 1e+12; no commas
 _TEXT = {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX, "labelColor": INK, "titleColor": INK}
 
 THEME = {
     "axis": {**_TEXT, "titleFontWeight": "normal"},
+    # One number format on every quantitative axis: Vega's default mixed "10,000"
+    # and "100,000,000" with "1e+12" on one log axis (a diverged run's).
+    "axisQuantitative": {"format": NUMBER_FORMAT},
     "legend": {**_TEXT, "titleFontWeight": "normal"},
     "header": dict(_TEXT),
     "title": {"fontSize": TITLE_PX, "subtitleFontSize": FONT_PX, "color": INK, "subtitleColor": INK},
