@@ -47,7 +47,7 @@ EPOCH = "epoch"              # the parameter the range input sets
 EPOCH_SCALE = {"type": "symlog", "constant": 1}
 GROWN = "datum.epoch <= frame_epoch"   # a curve drawn up to the shown epoch
 FRAME_EPOCH = "frame_epoch"  # the epoch of the frame shown
-PREDICTION_SIDE = 220   # px: the prediction picture's square plot
+PREDICTION_SIDE = 180   # px: the prediction picture's square plot (with its axes, a third of 1280 px's page)
 
 
 class Datasets(dict):

@@ -127,10 +127,14 @@ def watch_section(run: Run) -> None:
                     # A picture of a fixed size (the square scatter) keeps it.
                     fixed = isinstance(panels[name].get("width"), int)
                     st.vega_lite_chart(panels[name], width="content" if fixed else "stretch")
-            below = [name for name in ("diagram", "change", "weights") if name in panels]
-            for column, name in zip(st.columns([1.2, 1, 1.5][-len(below):]), below):
+            # The diagram and the change side by side, the weights (teacher and student) a row of
+            # their own: heatmaps of 160 px a matrix row, to be read across a room.
+            below = [name for name in ("diagram", "change") if name in panels]
+            for column, name in zip(st.columns([1.2, 1][-len(below):]), below):
                 with column, st.container(key=f"watch_{name}"):
                     st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
+            with st.container(key="watch_weights"):
+                st.vega_lite_chart(panels["weights"], width="content")
         st.caption(recording_note(run))
 
 
