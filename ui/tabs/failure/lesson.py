@@ -34,9 +34,9 @@ NEVER_SAVED = ("a bias is not needed to differentiate a product, and the first l
 # The rule, true of every cause of this error (a notebook's, a framework's,
 # the blog's), in two sentences; which writes count is behind an expander.
 RULE = (
-    "**The rule.** To compute gradients later, autograd *saves* some of the tensors a forward pass "
-    "used (a layer's input, its weight transposed) and notes each one's version counter, which an "
-    "in-place write bumps. When `backward()` reaches a saved tensor whose version moved, it raises "
+    "**The rule.** To compute gradients later, autograd keeps some of the tensors a forward pass "
+    "used, *saved for backward* (a layer's input, its weight transposed), and notes each one's version "
+    "counter, which an in-place write bumps. When `backward()` reaches a saved tensor whose version moved, it raises "
     "this error instead of computing a gradient from changed values.")
 WHICH_WRITES = f"Which writes count: {BUMPS}."
 
