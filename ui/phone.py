@@ -32,6 +32,9 @@ _TARGETS = f"""@media (max-width: {PHONE}px) {{
   width: 44px; height: 44px; border: 16px solid transparent; background-clip: padding-box; box-sizing: border-box; }}
 [data-testid="stCheckbox"] label {{ min-height: 44px; align-items: center; }}
 }}"""
+# The Watch tab's teacher-and-student heatmaps (160 px a matrix row, for a
+# projector) are wider than a phone: they scroll sideways, not cut off.
+_WIDE_PICTURES = f"@media (max-width: {PHONE}px) {{ .st-key-watch_weights {{ overflow-x: auto; }} }}"
 NARROW = 640  # px: below this a table's cells stack
 # Words only a screen whose sidebar starts closed needs (Streamlit's breakpoint: 768 px).
 _WIDE_HIDES = "@media (min-width: 769px) { .fitlab-narrow { display: none; } }"  # PHONE + 1
@@ -86,7 +89,7 @@ _SELF = ('[data-testid="stElementContainer"]:has(> [data-testid="stMarkdown"] .f
 def narrow_screen_style() -> None:
     """The page's CSS for narrow screens; call once per run."""
     st.markdown(f'<style class="fitlab-page-style">{_SELF} {_TABS} {_TOP} {_WIDE_HIDES} {_TOOLBAR_ROOM} '
-                f"{_TARGETS}</style>", unsafe_allow_html=True)
+                f"{_TARGETS} {_WIDE_PICTURES}</style>", unsafe_allow_html=True)
 
 
 def stacked_table_style(key: str, columns: list[str]) -> None:

@@ -13,6 +13,7 @@ from fitlab.run import Run
 from fitlab.shared_layer.tying import student_kind
 
 SPLIT_LABELS = {"train_loss": "train", "test_loss": "test"}
+EPOCH_AXIS = alt.Axis(tickMinStep=1, format="d")   # whole epochs: "0 1 2", never "0.0 0.5 1.0"
 DIVERGING = "redblue"  # the weights' colour scheme: red negative, blue positive, white 0
 # Its dark red and blue (ColorBrewer RdBu's #b2182b, #2166ac) as RGB: a table
 # cell's tint (diverging_tint).
@@ -56,7 +57,7 @@ def loss_chart(history: pd.DataFrame, log_scale: bool = False, baseline: Baselin
     lines = alt.Chart(data).mark_line(
         point=alt.OverlayMarkDef(size=12, opacity=0) if many else True
     ).encode(
-        x=alt.X("epoch:Q", title="epoch", scale=x_scale, axis=alt.Axis(tickMinStep=1, format="d")),
+        x=alt.X("epoch:Q", title="epoch", scale=x_scale, axis=EPOCH_AXIS),
         y=alt.Y("loss:Q", title="mean squared error", scale=scale),
         tooltip=[alt.Tooltip("epoch:Q"), alt.Tooltip("split:N"), alt.Tooltip("loss:Q", format=".6g")],
     )
@@ -113,39 +114,43 @@ def sweep_heatmap(table: pd.DataFrame, x: str, y: str) -> alt.LayerChart:
     the grid keeps the width. A click selects a cell (the point selection
     "cell", on the two axes' fields).
 
-    Colour is the cell's rank among the finite losses (0 the lowest, 1 the
-    highest), not the loss: on a log scale one cell at 5e-13 among losses near
-    1e-3 left the other cells a single colour."""
-    finite = np.isfinite(table["test_loss"]) & (table["test_loss"] > 0)
-    drawn = table[finite].assign(rank=table.loc[finite, "test_loss"].rank(method="average", pct=False))
-    if len(drawn) > 1:
-        drawn["rank"] = (drawn["rank"] - 1) / (len(drawn) - 1)
-    else:
-        drawn["rank"] = 0.0
+    Colour is the cell's test R² (`test_r2`: 1 minus its test MSE over the
+    constant predictor's), on a diverging scale centred on 0, "as good as a
+    constant": blue beats it, red does worse, white is no better; the scale
+    stops at ±1 (R² is at most 1, and a cell 40 times worse than a constant
+    is as red as one 2 times worse). So the deepest blue is the best cell,
+    and is one that beats a constant wherever any does."""
+    finite = np.isfinite(table["test_loss"]) & np.isfinite(table["test_r2"])
+    drawn = table[finite]
     base = alt.Chart(drawn).encode(
         x=alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0)),
         y=alt.Y(f"{y}:O", title=y, sort="descending"))
     picked = alt.selection_point(name="cell", fields=[x, y], on="click")
-    cells = base.mark_rect(cursor="pointer").encode(
-        color=alt.Color("rank:Q", title="rank of final test MSE (0 lowest)",
-                        scale=alt.Scale(scheme="viridis", reverse=True, domain=[0, 1]),
-                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
+    cells = base.mark_rect(cursor="pointer", stroke="#31333F", strokeWidth=0.5).encode(
+        color=alt.Color("test_r2:Q", title=R2_LEGEND,
+                        scale=alt.Scale(scheme=DIVERGING, domain=[-1, 1], domainMid=0, clamp=True),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=600,
+                                          values=[-1, -0.5, 0, 0.5, 1])),
         tooltip=[alt.Tooltip(f"{x}:O"), alt.Tooltip(f"{y}:O"),
                  alt.Tooltip("test_loss:Q", title="final test MSE", format=".4g"),
+                 alt.Tooltip("test_r2:Q", title="test R² (0: a constant)", format=".3f"),
                  alt.Tooltip("train_loss:Q", title="final train MSE", format=".4g")],
     ).add_params(picked)
-    # Reversed viridis runs from light yellow (low rank) to dark purple (high):
-    # dark text on the lighter half, white on the darker.
+    # White text on the deep ends of the scale, dark on the pale middle.
     columns = max(1, table[x].nunique())
     shown = alt.ExprRef(f"width / {columns} >= {LABEL_MIN_CELL_PX} ? 1 : 0")   # `width`: the plot's, as drawn
-    labels = base.mark_text(fontSize=13, fontWeight="bold", opacity=shown).encode(
+    labels = base.mark_text(fontSize=14, fontWeight="bold", opacity=shown).encode(
         text=alt.Text("test_loss:Q", format=".2g"),
-        color=alt.condition(alt.datum.rank > 0.5, alt.value("white"), alt.value("black")))
+        color=alt.condition("abs(datum.test_r2) > 0.6", alt.value("white"), alt.value("black")))
     diverged = alt.Chart(table[~finite].assign(note="diverged")).mark_text(
-        color="#d62728", fontSize=13, fontWeight="bold").encode(
+        color="#d62728", fontSize=14, fontWeight="bold").encode(
         x=alt.X(f"{x}:O"), y=alt.Y(f"{y}:O", sort="descending"), text="note:N")
     # Rows of a fixed step, tall enough for a finger (a cell opens its run), however many rows.
     return alt.layer(cells, labels, diverged).properties(height=alt.Step(CELL_MIN_PX))
+
+
+R2_LEGEND = "test R²: blue beats a constant, white is as good as one (0), red is worse"
+
 
 # Solid versus dashed is said in the page's captions: Streamlit's theme draws
 # no symbol in a stroke-dash legend.
@@ -175,7 +180,7 @@ def overlay_chart(runs: list[LoggedRun], weight: float = 0.0, log_scale: bool = 
         alt.Chart(data)
         .mark_line(point=alt.OverlayMarkDef(size=12, opacity=0))
         .encode(
-            x=alt.X("epoch:Q", title="epoch"),
+            x=alt.X("epoch:Q", title="epoch", axis=EPOCH_AXIS),
             y=alt.Y("loss:Q", title="mean squared error" + (" (smoothed)" if weight else ""), scale=scale),
             color=alt.Color("run:N", title="run (click to bring one forward)", sort=[r.label for r in runs],
                             scale=alt.Scale(range=list(DISTINCT_COLOURS)),
@@ -217,7 +222,7 @@ def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     matched = (alt.Chart().mark_point(shape="diamond", filled=False, size=45, strokeWidth=1.5)
                .transform_filter("datum.measure == 'matched'"))
     return alt.LayerChart(data=distance_long(distances), layer=[raw, matched]).encode(
-        x=alt.X("epoch:Q", title="epoch"),
+        x=alt.X("epoch:Q", title="epoch", axis=EPOCH_AXIS),
         y=alt.Y("relative:Q", title="distance to the teacher (% of the start)",
                 scale=alt.Scale(zero=False), axis=alt.Axis(format="%")),
         color=alt.Color("layer:N", title="layer", sort=layers, scale=alt.Scale(scheme="category10")),
@@ -227,22 +232,42 @@ def distance_chart(distances: pd.DataFrame) -> alt.LayerChart:
     ).properties(height=300)
 
 
+PREDICTION_PX = 320   # the prediction chart's plot, square: one unit as long across as up
+# Largest |prediction| drawn: a diverged student's would squash the rest.
+PREDICTION_LIMIT = 1e6
+
+
 def prediction_chart(predictions: pd.DataFrame) -> alt.LayerChart:
     """The final student's prediction against the true label for each test
-    row, with the y = x line a perfect student would sit on."""
-    finite = predictions[np.isfinite(predictions).all(axis=1)]
-    values = finite.to_numpy()
-    low, high = (float(values.min()), float(values.max())) if len(finite) else (0.0, 1.0)
-    diagonal = pd.DataFrame({"label": [low, high], "prediction": [low, high]})
-    domain = alt.Scale(domain=[low, high])
+    row, with the y = x line a perfect student would sit on: a square plot,
+    both axes over the same range (the labels' and the drawn predictions'),
+    so the line is the diagonal at 45°. Predictions past PREDICTION_LIMIT
+    or not finite (a diverged run's) are left off, and the chart says how
+    many."""
+    drawable = np.isfinite(predictions).all(axis=1) & (predictions["prediction"].abs() < PREDICTION_LIMIT)
+    finite = predictions[drawable]
+    values = np.concatenate([predictions["label"].to_numpy(), finite["prediction"].to_numpy()])
+    values = values[np.isfinite(values)]
+    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+    pad = 0.05 * (high - low) or 1.0
+    domain = alt.Scale(domain=[low - pad, high + pad], nice=False)
+    diagonal = pd.DataFrame({"label": [low - pad, high + pad], "prediction": [low - pad, high + pad]})
     points = alt.Chart(finite).mark_circle(size=36, opacity=0.7).encode(
         x=alt.X("label:Q", title="true label (the teacher)", scale=domain),
         y=alt.Y("prediction:Q", title="student's prediction", scale=domain),
         tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")],
     )
     line = alt.Chart(diagonal).mark_line(color="gray", strokeDash=[4, 4]).encode(
-        x="label:Q", y="prediction:Q")
-    return alt.layer(line, points).properties(height=300)
+        x=alt.X("label:Q", scale=domain), y=alt.Y("prediction:Q", scale=domain))
+    layers = [line, points]
+    off = len(predictions) - len(finite)
+    if off:
+        note = pd.DataFrame({"text": [f"{off} of {len(predictions)} predictions off the chart: the run diverged"]})
+        layers.append(alt.Chart(note).mark_text(fontSize=14, color=DIVERGED_COLOUR, baseline="top").encode(
+            x=alt.value(PREDICTION_PX / 2), y=alt.value(8), text="text:N"))
+    # "pad": the plot itself is the square (Streamlit's theme fits axes and all into the size).
+    return alt.layer(*layers).properties(width=PREDICTION_PX, height=PREDICTION_PX,
+                                         autosize=alt.AutoSizeParams(type="pad"))
 
 
 # Train solid, test dashed: what the captions say.
@@ -270,14 +295,15 @@ def slice_chart(slices: pd.DataFrame) -> alt.Chart:
             y=alt.Y("loss:Q", title="mean squared error (log)", scale=alt.Scale(type="log")),
             # Legends drawn as short lines: a path's in its own colour, a
             # split's in grey with its own dash (the theme's default is a
-            # black dot, which matches no line).
+            # black dot, which matches no line); each a column, side by side,
+            # so both fit half a page's width (in one row "train" was cut).
             color=alt.Color("path:N", title=None, sort=list(dict.fromkeys(slices["path"])),
                             scale=alt.Scale(scheme="category10"),
-                            legend=alt.Legend(orient="bottom", symbolType="stroke", symbolStrokeWidth=3,
-                                              labelLimit=400)),
+                            legend=alt.Legend(orient="bottom", direction="vertical", columns=1, symbolType="stroke",
+                                              symbolStrokeWidth=3, labelLimit=400)),
             strokeDash=alt.StrokeDash("split:N", title=None,
                                       scale=alt.Scale(domain=list(SPLIT_DASHES), range=list(SPLIT_DASHES.values())),
-                                      legend=alt.Legend(orient="bottom", direction="horizontal", symbolType="stroke",
+                                      legend=alt.Legend(orient="bottom", direction="vertical", symbolType="stroke",
                                                         symbolStrokeColor="gray", symbolStrokeWidth=2,
                                                         symbolSize=300)),
             tooltip=[alt.Tooltip("path:N"), alt.Tooltip("split:N"), alt.Tooltip("t:Q", format=".3f"),
@@ -301,7 +327,7 @@ def tying_chart(runs: list[Run], log_scale: bool = True) -> alt.Chart:
         alt.Chart(tying_curves(runs, log_scale))
         .mark_line()
         .encode(
-            x=alt.X("epoch:Q"),
+            x=alt.X("epoch:Q", axis=EPOCH_AXIS),
             y=alt.Y("loss:Q", title="mean squared error", scale=scale),
             color=alt.Color("split:N", title=None, sort=["train", "test"],
                             scale=alt.Scale(range=["#1f77b4", "#ff7f0e"])),

@@ -1,5 +1,5 @@
 """A run's tables in words: the history CSV that explains itself and its
-file name, and the tables the page shows as they are (the version ledger,
+file name, a sweep's table with each cell's R², and the tables the page shows as they are (the version ledger,
 the tied-gradient summary, tied against untied)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from fitlab.baseline import with_fit_columns
+from fitlab.baseline import constant_baseline, with_fit_columns
 from fitlab.config import Config
+from fitlab.engines.numpy_run import draw_start
 from fitlab.failure.versions import MOMENTS
 from fitlab.run import Run
 from fitlab.shared_layer.gradients import TiedGradients
@@ -90,3 +91,17 @@ def tying_summary(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([{"student": student_kind(r), "parameters": len(r.student_params),
                           "final train MSE": r.history.train_loss.iloc[-1],
                           "final test MSE": r.history.test_loss.iloc[-1]} for r in runs])
+
+
+def with_test_r2(table: pd.DataFrame, configs: list[Config]) -> pd.DataFrame:
+    """A sweep's table (fitlab.sweeps.final_losses, one row per config of
+    `configs`, in order) with `test_r2`: each cell's final test R² against
+    its own constant predictor (a seed or a width draws other labels)."""
+    labels = {}
+    r2 = []
+    for config, mse in zip(configs, table["test_loss"], strict=True):
+        task = (config.seed, config.width, config.shared_repeats, config.n_samples, config.in_features)
+        if task not in labels:
+            labels[task] = draw_start(config).labels[:, 0]
+        r2.append(constant_baseline(labels[task], config.n_train).r_squared(float(mse), "test"))
+    return table.assign(test_r2=r2)

@@ -20,7 +20,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from fitlab.figures.charts import SPLIT_LABELS
+from fitlab.figures import theme
+from fitlab.figures.charts import PREDICTION_LIMIT, SPLIT_LABELS
 from fitlab.figures.watch_weights import (
     AT_FRAME,
     DIAGRAM_MAX_WIDTH,
@@ -46,8 +47,7 @@ EPOCH = "epoch"              # the parameter the range input sets
 EPOCH_SCALE = {"type": "symlog", "constant": 1}
 GROWN = "datum.epoch <= frame_epoch"   # a curve drawn up to the shown epoch
 FRAME_EPOCH = "frame_epoch"  # the epoch of the frame shown
-# Largest |prediction| drawn: a diverged student's would squash the rest.
-PREDICTION_LIMIT = 1e6
+PREDICTION_SIDE = 180   # px: the prediction picture's square plot (with its axes, a third of 1280 px's page)
 
 
 class Datasets(dict):
@@ -192,8 +192,8 @@ def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarra
                            data: Datasets) -> alt.LayerChart:
     """The student's prediction against the label of each test row at the
     shown epoch, with the y = x line of a perfect student, on fixed axes:
-    both span the labels and the last frame's predictions (the same range,
-    so the line is the diagonal), and a point beyond them, as a fresh
+    both span the labels and the last frame's predictions over a square plot
+    (the line at 45°), and a point beyond them, as a fresh
     student's often are, sits on the edge it is beyond. Progress reads as
     the points moving onto the line, not as the ticks changing."""
     rows = prediction_series(frames, inputs, labels)
@@ -202,28 +202,33 @@ def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarra
     last = last[np.isfinite(last) & (np.abs(last) < PREDICTION_LIMIT)]
     lo, hi = min(low, float(last.min(initial=low))), max(high, float(last.max(initial=high)))
     pad = 0.05 * (hi - lo) or 1.0
-    axis = alt.Scale(domain=[lo - pad, hi + pad], nice=False, clamp=True)
+    lo, hi = lo - pad, hi + pad
+    axis = alt.Scale(domain=[lo, hi], nice=False, clamp=True)
     points = (alt.Chart(data("predictions", rows)).transform_calculate(prediction=AT_FRAME)
               .transform_filter(f"isValid(datum.prediction) && abs(datum.prediction) < {PREDICTION_LIMIT:g}")
               .mark_circle(size=30, opacity=0.7).encode(
-                  x=alt.X("label:Q", title="true label (the teacher)", scale=axis),
-                  y=alt.Y("prediction:Q", title="student's prediction", scale=axis),
+                  x=alt.X("label:Q", title="true label (the teacher)",
+                          scale=axis),
+                  y=alt.Y("prediction:Q", title="student's prediction",
+                          scale=axis),
                   tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")]))
     line = alt.Chart(data("diagonal", pd.DataFrame({"label": [low, high], "prediction": [low, high]}))
                      ).mark_line(color="gray", strokeDash=[4, 4]).encode(x="label:Q", y="prediction:Q")
+    # A square plot, padded (not fitted) around its axes: one unit as long across as up.
     return alt.layer(line, points).properties(
-        width="container", height=220,
+        width=PREDICTION_SIDE, height=PREDICTION_SIDE, autosize=alt.AutoSizeParams(type="pad"),
         title=alt.Title("Test rows: prediction against label",
-                        subtitle="dashed: a perfect student; beyond the axes: on the edge",
+                        subtitle=["dashed: a perfect student;", "beyond the axes: on the edge"],
                         anchor="start"))
 
 
 def _spec(picture: dict, data: Datasets, frames: Frames, epochs: int) -> dict:
     """A whole spec: the picture, the epoch parameters, its data sets; a
     layered picture fits its column's width (a concatenation keeps its size)."""
-    sized = {"autosize": {"type": "fit-x", "contains": "padding"}} if "layer" in picture else {}
+    sized = ({"autosize": {"type": "fit-x", "contains": "padding"}}
+             if "layer" in picture and picture.get("width") == "container" else {})
     return {"$schema": alt.SCHEMA_URL, **picture, **sized, "params": frame_params(frames, epochs),
-            "datasets": dict(data)}
+            "datasets": dict(data), "config": theme.config()}
 
 
 def watch_panels(run: Run, log_scale: bool = True, names: tuple[str, ...] | None = None) -> dict[str, dict]:

@@ -31,7 +31,7 @@ CHANGE = f"{AT_FRAME} - datum.v0"
 DIAGRAM_MAX_WIDTH = 16
 HEATMAP_MAX_UNITS = 32       # wider matrices are shown by their top-left corner
 # A layer's row of heatmaps fits a phone's 358 px: cells shrink for wide layers.
-ROW_PIXELS = 80
+ROW_PIXELS = 160   # a matrix row at most this wide: readable across a room at 1280×720
 
 
 def frame_columns(series: np.ndarray) -> pd.DataFrame:
@@ -154,8 +154,8 @@ def view(chart: alt.TopLevelMixin) -> dict:
 
 
 def cell_pixels(n_cols: int) -> int:
-    """Side of a heatmap cell: 16 px, smaller for wide matrices."""
-    return max(2, min(16, ROW_PIXELS // max(n_cols, 1)))
+    """Side of a heatmap cell: 32 px, smaller for wide matrices."""
+    return max(2, min(32, ROW_PIXELS // max(n_cols, 1)))
 
 
 def _heatmap(data_name: str, kind: str, bound: float, n_rows: int, n_cols: int, title: str,
@@ -273,5 +273,5 @@ def diagram_panel(frames: Frames, in_features: int, data) -> alt.LayerChart:
               .mark_text(fontSize=10, angle=0).encode(x=x, y=y, text="label:N"))
     return alt.layer(lines, dots, labels).properties(
         width="container", height=220,
-        title=alt.Title("The student as a net", subtitle="colour: change since epoch 0; thickness: |weight|",
+        title=alt.Title("The student as a net", subtitle=["colour: change since epoch 0;", "thickness: |weight|"],
                         anchor="start"))

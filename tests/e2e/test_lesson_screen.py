@@ -1,6 +1,6 @@
 """The lesson's first screen answers in 30 seconds, in the browser: the
-rule, what it was here, and the fix, in that order, the fix's code above the
-fold at 1400×1000; the blog's script with its marked lines highlighted and
+fix, then the rule and what it was here, the fix's code above the fold at
+1400×1000 (under the picture: test_lesson_picture.py); the blog's script with its marked lines highlighted and
 worded; the intro's link to the lesson keeps the settings and the tab."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def top(locator) -> float:
     return locator.bounding_box()["y"]
 
 
-def test_rule_then_here_then_fix_with_its_code_above_the_fold(page, server):
+def test_fix_then_rule_then_here_with_the_fixs_code_above_the_fold(page, server):
     config = Config(detach=False, lr=0.1)
     open_page(page, f"{server}/?detach=false&lr=0.1")
     rule, here, fix = (page.locator(f".st-key-lesson_{part}") for part in ("rule", "here", "fix"))
@@ -36,7 +36,10 @@ def test_rule_then_here_then_fix_with_its_code_above_the_fold(page, server):
     expect(here).to_contain_text(f"version {facts.version}")
     code = fix.locator("pre")
     expect(code).to_contain_text("labels = net(X).detach().reshape((-1, 1))")
-    assert top(rule) < top(here) < top(fix)
+    assert top(fix) < top(rule) < top(here)
+    # The rule in two sentences; which writes count, behind an expander.
+    assert rule.locator('[data-testid="stMarkdown"]').first.inner_text().count(". ") <= 2
+    expect(rule.locator('[data-testid="stExpander"]')).to_contain_text("Which writes count")
     box = code.bounding_box()
     assert page.evaluate("() => window.scrollY") == 0 and box["y"] + box["height"] <= FOLD, box
     # The details come after the fix: the first layer, the biases, TBackward0 → AsStrided.

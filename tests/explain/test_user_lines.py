@@ -16,6 +16,7 @@ from fitlab.explain.stack import owner
 
 from .test_explain import SCRIPTS, assert_at, marked
 
+
 @pytest.fixture(scope="module")
 def lightning_report():
     # Imported here, not at collection: it costs each worker about 3 s of CPU the other tests do not need.

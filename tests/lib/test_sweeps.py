@@ -9,6 +9,7 @@ import pytest
 import fitlab
 from fitlab import Config, train
 from fitlab.figures.charts import sweep_heatmap
+from fitlab.figures.tables import with_test_r2
 from fitlab.sweeps import MAX_CONFIGS, final_losses, grid, parse_axis
 
 
@@ -90,16 +91,16 @@ def test_final_losses_and_heatmap():
     table = final_losses(results, ["lr", "seed"])
     assert list(table.columns) == ["lr", "seed", "train_loss", "test_loss"] and len(table) == 4
     assert table.test_loss.iloc[0] == results[Config(epochs=5)].test_loss.iloc[-1]
-    spec = sweep_heatmap(table, "lr", "seed").to_dict()
+    spec = sweep_heatmap(with_test_r2(table, list(results)), "lr", "seed").to_dict()
     cells, labels, diverged = spec["layer"]
-    assert cells["mark"]["type"] == "rect" and cells["encoding"]["color"]["field"] == "rank"
+    assert cells["mark"]["type"] == "rect" and cells["encoding"]["color"]["field"] == "test_r2"
     assert diverged["encoding"]["text"]["field"] == "note"
     # Readable: upright x labels, and each number in a colour that contrasts with its cell.
     assert cells["encoding"]["x"]["axis"]["labelAngle"] == 0
-    assert labels["mark"]["fontSize"] >= 12
+    assert labels["mark"]["fontSize"] >= 14
     colour = labels["encoding"]["color"]
     assert {colour["value"], colour["condition"]["value"]} == {"black", "white"}
-    assert "datum.rank > 0.5" in colour["condition"]["test"]
+    assert "abs(datum.test_r2) > 0.6" in colour["condition"]["test"]
     # A click selects a cell by its two axes, for the page's on_select.
     (selection,) = spec["params"]
     assert selection["name"] == "cell" and selection["select"]["fields"] == ["lr", "seed"]
@@ -107,13 +108,12 @@ def test_final_losses_and_heatmap():
 
 
 def test_one_outlier_cell_leaves_the_others_their_own_colours():
-    """The rank colour scale: a cell at 5e-13 among losses near 1e-3 does
-    not squash the others into one colour (a log scale did)."""
+    """A cell at 5e-13 among losses near 1e-3 does not move the others'
+    colours (a log scale of the loss squashed them into one): the scale is
+    R² on a fixed domain."""
     table = pd.DataFrame({"lr": [0.01, 0.02, 0.05, 0.1] * 4, "seed": sorted([0, 1, 2, 3] * 4),
                           "train_loss": 1e-3, "test_loss": [5e-13, *np.linspace(1e-3, 2e-3, 15)]})
-    spec = sweep_heatmap(table, "lr", "seed").to_dict()
-    [drawn] = [pd.DataFrame(rows) for rows in spec["datasets"].values() if rows and "rank" in rows[0]]
-    ranks = drawn.set_index("test_loss")["rank"]
-    assert ranks.min() == 0 and ranks.max() == 1 and ranks.nunique() == 16
-    others = ranks.drop(5e-13)
-    assert others.max() - others.min() >= 0.9      # the 15 others span the scale, not a sliver of it
+    table["test_r2"] = 1 - table.test_loss / 2e-3
+    for cells in (table, table.iloc[1:]):
+        spec = sweep_heatmap(cells, "lr", "seed").to_dict()
+        assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-1, 1]

@@ -19,7 +19,7 @@ from fitlab.shared_layer.gradients import tied_gradient_ledger
 from tests.page.helpers import charts_encoding, open_page, open_tab
 from ui.decode import decoded_parts, likely_causes
 from ui.tabs.failure.gallery import VARIANT_NAMES
-from ui.tabs.failure.lesson import RULE
+from ui.tabs.failure.lesson import RULE, WHICH_WRITES
 from ui.tabs.failure.views import hooks_note
 from ui.tabs.student import approach_note, recording_note
 from ui.tabs.training import fit_note, training_error
@@ -273,5 +273,5 @@ def test_the_lessons_rule_says_a_fused_step_and_a_data_write_bump_no_version():
     before = data._version
     data.data.add_(1)
     assert data._version == before
-    assert "Every in-place write" not in RULE
-    assert "a fused optimizer step (`fused=True`)" in RULE and "`.data`" in RULE
+    assert "Every in-place write" not in RULE + WHICH_WRITES
+    assert "a fused optimizer step (`fused=True`)" in WHICH_WRITES and "`.data`" in WHICH_WRITES

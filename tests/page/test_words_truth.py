@@ -16,7 +16,7 @@ from fitlab.failure.autopsy import autopsy
 from tests.explain.test_causes import harmful
 from ui.decode import decoded_parts, likely_causes
 from ui.tabs.failure.gallery import FREED_GRAPH
-from ui.tabs.failure.lesson import FIX_CODE, RULE
+from ui.tabs.failure.lesson import FIX_CODE, RULE, WHICH_WRITES
 from ui.tabs.failure.views import ledger_note
 from ui.tabs.student import WHY_RAW_STAYS_LARGE, approach_note
 from ui.words import intro_html
@@ -109,5 +109,5 @@ def test_the_decoder_and_the_lesson_give_no_harmful_hint_and_say_the_bumps_once(
     for kind, keys in LIKELY_CAUSES.items():
         for text in likely_causes(dataclasses.replace(facts, causes=keys)):
             assert harmful(text) is None, (kind, text)
-    assert harmful(RULE) is None and harmful(FIX_CODE) is None and harmful(FREED_GRAPH_WORDS) is None
-    assert BUMPS in RULE
+    assert all(harmful(words) is None for words in (RULE, WHICH_WRITES, FIX_CODE, FREED_GRAPH_WORDS))
+    assert BUMPS in WHICH_WRITES

@@ -137,7 +137,9 @@ def student_section(run: Run) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Predicted versus true labels")
-        draw(prediction_chart, run.config, run.test_predictions)
+        # Its own size, a square (its axes at one scale): not stretched to the column.
+        with st.container(key="prediction_chart"):   # a handle for the browser tests
+            st.altair_chart(prediction_chart(run.test_predictions), width="content")
         st.caption(f"The final student on the {len(run.test_predictions)} test rows; "
                    "a perfect student sits on the dashed line.")
     with right:

@@ -10,7 +10,7 @@ import streamlit as st
 import fitlab
 from fitlab import Config
 from fitlab.figures.charts import sweep_heatmap
-from fitlab.figures.tables import download_name
+from fitlab.figures.tables import download_name, with_test_r2
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
 from ui.state import TabKeys, heavy
@@ -112,7 +112,7 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         st.error("This sweep cannot run:")
         st.text(str(exc))
         return
-    st.session_state["sweep_result"] = (config, x, y, final_losses(results, [x, y]))
+    st.session_state["sweep_result"] = (config, x, y, with_test_r2(final_losses(results, [x, y]), list(results)))
     st.session_state[FRESH] = True
     st.session_state.pop(LOADED, None)
 
@@ -121,10 +121,10 @@ def _show(base: Config, x: str, y: str, table) -> None:
     """The heatmap of a finished sweep; a click on a cell, or the picker
     below it, loads that cell as the current run."""
     st.subheader(f"Final test MSE by {x} and {y}")
-    st.caption(f"{sweep_settings(base, x, y)} Each cell is coloured by its rank among the cells, so one "
-               "far lower or higher cell leaves the others apart, and labelled with its loss where the cells "
-               "are wide enough (on a phone the CSV below has every loss). Click a cell to open it as the "
-               "current run.")
+    st.caption(f"{sweep_settings(base, x, y)} Each cell is coloured by its test R² against the constant "
+               "predictor (the training labels' mean): blue beats a constant, white is as good as one, red is "
+               "worse. It is labelled with its test MSE where the cells are wide enough (on a phone the CSV "
+               "below has every loss). Click a cell to open it as the current run.")
     loaded = st.session_state.get(LOADED)
     if loaded is not None:
         st.caption(f"Loaded as the current run: {cell_settings(loaded)} (its Training tab).")

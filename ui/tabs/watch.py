@@ -40,7 +40,7 @@ PLAY_SECONDS = 6.0   # a whole run at normal speed, at any number of frames
 # with the title, the intro and the tab bar they end above the fold of a
 # 1280×720 projector.
 GLANCE = ("loss", "predictions")
-GLANCE_HEIGHT = 125
+GLANCE_HEIGHT = 110
 MIN_TICK_MS = 40     # about the time Vega takes to redraw every picture
 TOP_ROW = ("loss", "distance", "predictions")
 
@@ -123,11 +123,17 @@ def watch_section(run: Run) -> None:
         with st.container(key="watch_pictures"):   # a stable handle for the player and the browser tests
             for column, name in zip(st.columns(len(TOP_ROW)), TOP_ROW):
                 with column, st.container(key=f"watch_{name}"):
-                    st.vega_lite_chart(panels[name], width="stretch")
-            below = [name for name in ("diagram", "change", "weights") if name in panels]
-            for column, name in zip(st.columns([1.2, 1, 1.5][-len(below):]), below):
+                    # A picture of a fixed size (the square scatter) keeps it.
+                    fixed = isinstance(panels[name].get("width"), int)
+                    st.vega_lite_chart(panels[name], width="content" if fixed else "stretch")
+            # The diagram and the change side by side, the weights (teacher and student) a row of
+            # their own: heatmaps of 160 px a matrix row, to be read across a room.
+            below = [name for name in ("diagram", "change") if name in panels]
+            for column, name in zip(st.columns([1.2, 1][-len(below):]), below):
                 with column, st.container(key=f"watch_{name}"):
                     st.vega_lite_chart(panels[name], width="stretch" if name == "diagram" else "content")
+            with st.container(key="watch_weights"):
+                st.vega_lite_chart(panels["weights"], width="content")
         st.caption(recording_note(run))
 
 
@@ -143,4 +149,7 @@ def watch_glance(run: Run) -> None:
         with st.container(key="glance_pictures"):
             for column, name in zip(st.columns(len(GLANCE)), GLANCE):
                 with column, st.container(key=f"glance_{name}"):
-                    st.vega_lite_chart({**panels[name], "height": GLANCE_HEIGHT}, width="stretch")
+                    made = panels[name]
+                    square = made.get("width") == made.get("height")   # a square drawn at its own size stays one
+                    size = {"height": GLANCE_HEIGHT, **({"width": GLANCE_HEIGHT} if square else {})}
+                    st.vega_lite_chart({**made, **size}, width="content" if square else "stretch")

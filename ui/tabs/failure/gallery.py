@@ -67,12 +67,20 @@ def gallery_section(config: Config) -> None:
             st.code(message, language="text", wrap_lines=True)
 
 
-# Code in the code font; the verdict column wide enough that a verdict
-# reads in at most eight lines at 1400 px (12 to 15 lines, a word a line, before).
+# The table fits its column (it was wider, the verdicts past the edge at
+# 1280 and 1440 px): fixed columns, the verdict's the widest, long code
+# broken anywhere; code in the code font.
 GALLERY_STYLE = """<style>
+@media (min-width: 641px) {
+  .st-key-fix_gallery table { table-layout: fixed; width: 100%; }
+  .st-key-fix_gallery th:nth-of-type(1), .st-key-fix_gallery td:nth-of-type(1) { width: 16%; }
+  .st-key-fix_gallery th:nth-of-type(2), .st-key-fix_gallery td:nth-of-type(2) { width: 22%; }
+  .st-key-fix_gallery th:nth-of-type(3), .st-key-fix_gallery td:nth-of-type(3) { width: 22%; }
+  .st-key-fix_gallery th:nth-of-type(4), .st-key-fix_gallery td:nth-of-type(4) { width: 40%; }
+}
+.st-key-fix_gallery td { overflow-wrap: anywhere; }
 .st-key-fix_gallery td:nth-of-type(2) { font-family: "Source Code Pro", ui-monospace, monospace;
   font-size: 0.85em; }
-@media (min-width: 641px) { .st-key-fix_gallery td:nth-of-type(4) { min-width: 28rem; } }
 </style>"""
 # ✓ a fix, ✗ no fix, ⚠ a catch: green, red, amber, dark enough to read as text.
 VERDICT_COLOURS = {"✓": "#1a7f37", "✗": "#b42318", "⚠": "#9a6700"}

@@ -1,7 +1,8 @@
 """The lesson's first screen (detach off), for a person who just hit this
-error in their own code: under torch's own message, the general rule, what
-it was here, and the fix, in that order and above the fold; then how this
-torch's wording differs from the blog's, and what really went wrong in detail."""
+error in their own code: the story as a picture that steps (the saved
+tensor, its version moving, backward stopping), torch's own message and the
+fix, above the fold; then the words: the general rule, what it was here, how
+this torch's wording differs from the blog's, and what went wrong in detail."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from fitlab.explain import decode
 from fitlab.explain.causes import BUMPS
 from fitlab.failure.autopsy import Autopsy, autopsy
 from fitlab.failure.graph import named_in_error
+from fitlab.failure.story import story_rows
+from fitlab.figures.lesson import story_chart
 from fitlab.run import Run
 from ui.state import heavy, replay_seconds
 from ui.words import FIELD_LABELS
@@ -29,30 +32,36 @@ NEVER_SAVED = ("a bias is not needed to differentiate a product, and the first l
 
 
 # The rule, true of every cause of this error (a notebook's, a framework's,
-# the blog's): what autograd saved, what wrote it, what backward checks.
+# the blog's), in two sentences; which writes count is behind an expander.
 RULE = (
     "**The rule.** To compute gradients later, autograd keeps some of the tensors a forward pass "
     "used, *saved for backward* (a layer's input, its weight transposed), and notes each one's version "
-    f"counter. Which writes count: {BUMPS}. When `backward()` reaches a saved tensor whose version "
-    "moved, it raises this error instead of computing a gradient from changed values.")
+    "counter, which an in-place write bumps. When `backward()` reaches a saved tensor whose version moved, it raises "
+    "this error instead of computing a gradient from changed values.")
+WHICH_WRITES = f"Which writes count: {BUMPS}."
 
 
 def error_panel(run: Run) -> None:
-    """The lesson's first screen: torch's message, then the rule, what it
-    was here, the fix; then the details."""
+    """The lesson's first screen: the story as a picture, torch's message,
+    the fix; then the rule, what it was here, and the details."""
     err = run.error
     replay = cached_autopsy(run.config)
     with st.container(key="lesson"):
+        with st.container(key="lesson_picture"):
+            culprit = named_in_error(replay.graph, replay.error or "")
+            st.altair_chart(story_chart(story_rows(replay.graph, culprit)), width="stretch")
         st.error(f"**`loss.backward()` raised {err.type}** at epoch {err.epoch}, batch {err.batch}. "
                  f"Torch's own message:\n\n`{err.message}`")
-        with st.container(key="lesson_rule"):
-            st.markdown(RULE)
-        with st.container(key="lesson_here"):
-            st.markdown(what_happened_here(run, replay))
         with st.container(key="lesson_fix"):
             st.markdown(f"**The fix**: cut the labels off the teacher's graph (tick "
                         f"*{FIELD_LABELS['detach']}* in the sidebar to run it):")
             st.code(FIX_CODE, language="python")
+        with st.container(key="lesson_rule"):
+            st.markdown(RULE)
+            with st.expander("Which writes count, and which do not"):
+                st.markdown(WHICH_WRITES)
+        with st.container(key="lesson_here"):
+            st.markdown(what_happened_here(run, replay))
         with st.container(key="lesson_details"):
             wording = wording_note(err.message, replay.torch_version)
             if wording is not None:
@@ -72,8 +81,8 @@ def what_happened_here(run: Run, replay: Autopsy) -> str:
     saved_at = f" at version {facts.expected_version}" if known else ""
     now = f": version {facts.version}" if known else ""
     return (f"**Here.** The labels were made by the teacher and not detached, so they keep its graph, "
-            f"which saved the{shape} tensor torch names{name}{saved_at}. Making the student "
-            f"re-initialised **that same net in place**, which wrote it{now}. The student's first "
+            f"which saved the{shape} tensor torch names{name}{saved_at}. To make the student, the "
+            f"script re-initialised **that same net in place**, which wrote it{now}. The student's first "
             "`loss.backward()` walks on from the loss into the labels' graph, and meets it.")
 
 

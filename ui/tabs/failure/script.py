@@ -95,20 +95,22 @@ def _mark_comment(mark: Mark, explained: ExplainedBlog) -> str:
 
 
 # The marked lines stand out from the blog's own grey comments: a tinted row,
-# a bar in the role's colour, and the role in words beside the code.
+# a bar in the role's colour, and the role in words beside the code. Code
+# keeps its lines and indentation: a narrow screen scrolls it sideways.
 _ROLE_COLOURS = {"saved": "#1f77b4", "written": "#d62728", "failed": "#9467bd"}
 _ROLE_WORDS = {"saved": "saved", "written": "written", "failed": "fails"}
 _SCRIPT_STYLE = """<style>
 .fitlab-script { font-family: "Source Code Pro", monospace; font-size: .8rem; line-height: 1.45;
   background: #f6f7f9; border-radius: .5rem; padding: .5rem 0; overflow-x: auto; margin: 0; }
-.fitlab-script [data-line] { display: flex; gap: .75rem; padding: 0 .75rem; white-space: pre-wrap; }
+.fitlab-script [data-line] { display: flex; gap: .75rem; padding: 0 .75rem; white-space: pre;
+  width: max-content; min-width: calc(100% - 1.5rem); }
 .fitlab-script .n { color: #9aa0a6; min-width: 2.2em; text-align: right; user-select: none; flex: none; }
-.fitlab-script code { background: none; padding: 0; white-space: pre-wrap; font-size: inherit; }
+.fitlab-script code { background: none; padding: 0; white-space: pre; font-size: inherit; }
 .fitlab-script [data-mark] { border-left: 4px solid var(--mark);
   background: color-mix(in srgb, var(--mark) 14%, white); }
 .fitlab-script [data-mark] code { font-weight: 600; }
 .fitlab-script .say { display: block; font-family: "Source Sans Pro", sans-serif; font-size: .85rem;
-  color: var(--mark); font-weight: 600; white-space: normal; }
+  color: var(--mark); font-weight: 600; white-space: normal; max-width: 30rem; }
 .fitlab-script .role { text-transform: uppercase; letter-spacing: .04em; margin-right: .4em; }
 </style>"""
 

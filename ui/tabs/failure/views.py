@@ -13,7 +13,7 @@ from fitlab.explain.decode import freed_graph
 from fitlab.failure.autopsy import Autopsy
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog
 from fitlab.failure.fixes import GRADIENT_TOLERANCE, FixOutcome, unchecked_loop, unchecked_seconds
-from fitlab.failure.graph import graph_dot, named_in_error
+from fitlab.failure.graph import LabelGraph, graph_dot, named_in_error
 from fitlab.failure.vivid import NETS, VividCase, vivid_example
 from fitlab.figures.tables import MOMENT_HEADERS, ledger_table
 from ui.state import heavy
@@ -71,13 +71,24 @@ def graph_section(replay: Autopsy) -> None:
         "they saved; green ovals are the parameters (the shared weight is **one** oval with an "
         "edge per use); notes beside a node are the parameters it saved. Each saved tensor "
         "shows its shape, current version and the version it was saved at. "
-        f"**{len(graph.stale)}** of {len(graph.saved)} saved tensors are stale (red)."
+        f"**{len(graph.stale)}** of {len(graph.saved)} saved tensors are stale (red)"
+        + stale_count_note(graph) + "."
         + (f" The first one backward meets is `{culprit.name}` = `{culprit.parameter}`, "
            f"saved as `{list(culprit.shape)}` (the transposed view `F.linear` multiplies by): "
            "the tensor torch's message names."
            if culprit is not None and culprit.parameter else ""))
     st.graphviz_chart(graph_dot(graph))
     st.caption(READ_RAW)
+
+
+def stale_count_note(graph: LabelGraph) -> str:
+    """Why the graph's count of stale saved tensors can exceed the ledger's
+    count of stale parameters: a weight used n times is saved n times."""
+    parameters = {t.parameter for t in graph.stale}
+    if len(parameters) == len(graph.stale):
+        return ""
+    return (f": the ledger's **{len(parameters)}** stale parameters, as a shared weight is saved once per use "
+            "and the ledger counts it once")
 
 
 # How the graph above was read, and why not through saved-tensor hooks.
