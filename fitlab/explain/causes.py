@@ -317,6 +317,11 @@ _NEIGHBOURS = (
 )
 
 CAUSES: dict[str, Cause] = {c.key: c for c in _LIST + _NEIGHBOURS}
+# The neighbouring errors' causes. Their REFERENCE edits have no reference in --fix (fix/verdict.py):
+# the original program never gets past the line that failed.
+NEIGHBOURS = frozenset(c.key for c in _NEIGHBOURS)
+UNREFERENCED = ("your program dies at the line that failed whether its saved tensors are kept or not, so it never "
+                "computed the gradients past it: there is nothing to compare them with")
 
 # clone_before_write's advice for a write through a view whose name cannot be rebound safely
 # (advice.py fills {why} from edits.view_rebinding): a copy of the view would leave its base unwritten

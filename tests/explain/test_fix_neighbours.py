@@ -1,0 +1,100 @@
+"""`--fix` for autograd's neighbouring errors: the cause's codemod applied to a copy, the copy rerun
+to the line that failed and a backward past it, and a verdict earned by the rerun. No reference
+exists for these (the original dies at that line whatever it keeps), so the best verdict is RUNS,
+with the sentence why; never PROVED."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from fitlab.explain import fix
+from fitlab.explain.causes import CAUSES, REFERENCE
+from fitlab.explain.codemods import Codemod, Site, Tree, parse_statements
+
+from .test_explain import SCRIPTS, marked
+from .test_fix import ENV, cli
+
+pytestmark = pytest.mark.slow  # each test reruns a script; most run the CLI or python as a process
+
+# Each neighbour fixture whose cause has a codemod: its cause, the mark of the line the verdict
+# names (the write, or the line that built a freed graph), and a line of the edit's diff.
+EDITED = {
+    "leaf_sgd_update.py": ("leaf_update", "written-here", "+        with torch.no_grad():"),
+    "leaf_weight_slice.py": ("leaf_view_write", "written-here", "+with torch.no_grad():"),
+    "leaf_embeds_accumulate.py": ("leaf_accumulate", "written-here",
+                                  "+inputs_embeds = inputs_embeds + (image_embeds.mean() * 0.)  # written-here"),
+    "view_custom_function.py": ("function_view_write", "written-here", "+x = Alias.apply(z).clone()  # made-here"),
+}
+# What the verdict says of a REFERENCE cause, for which the original computed no gradients to compare.
+NO_REFERENCE = "so it never computed the gradients past it"
+
+
+@pytest.mark.parametrize("script", sorted(EDITED))
+def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_reference_applies(script, tmp_path):
+    cause, mark, added = EDITED[script]
+    copy = tmp_path / script
+    shutil.copy(SCRIPTS / script, copy)
+    before = copy.read_bytes()
+    proc = cli("--fix", copy, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("Traceback (most recent call last)")
+    assert f"1. {cause} written at {script}:{marked(script, mark)}: RUNS: the error is gone" in proc.stderr
+    assert f"--- a/{script}\n+++ b/{script}\n" in proc.stderr and f"\n{added}\n" in proc.stderr
+    why = NO_REFERENCE if CAUSES[cause].proof == REFERENCE else CAUSES[cause].changes
+    assert "no reference applies: " in proc.stderr and why in proc.stderr and "PROVED" not in proc.stderr
+    assert copy.read_bytes() == before and not list(tmp_path.glob("*.orig*"))
+
+
+@pytest.mark.parametrize("script", sorted(EDITED))
+def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script, tmp_path):
+    copy = tmp_path / script
+    shutil.copy(SCRIPTS / script, copy)
+    proc = cli("--fix", "--write", copy, cwd=tmp_path)
+    assert proc.returncode == 1 and f"wrote {copy} (your file before: {copy}.orig)" in proc.stderr, proc.stderr
+    assert (tmp_path / f"{script}.orig").read_bytes() == (SCRIPTS / script).read_bytes()
+    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr
+
+
+# Each neighbour fixture whose cause has no codemod (its fix needs a choice no edit can make alone).
+UNEDITED = {"view_unbind_denormalize.py": "multi_view_write", "view_backward_hook.py": "hook_view_write",
+            "freed_hidden_carried.py": "freed_carried_state", "freed_labels_once.py": "freed_computed_once",
+            "freed_gan_no_detach.py": "freed_shared_forward", "freed_loss_accumulated.py": "freed_accumulated_loss"}
+
+
+@pytest.mark.parametrize("script", sorted(UNEDITED))
+def test_a_neighbouring_cause_without_a_codemod_ends_in_no_edit_with_its_reason(script):
+    report = fix.run_fixed("script", str(SCRIPTS / script))
+    assert report.neighbour is not None and report.proof is not None
+    [culprit] = report.proof.culprits
+    assert (report.proof.verdict, culprit.kind) == (fix.NO_EDIT, UNEDITED[script])
+    assert culprit.said == "no mechanical edit applies to these lines; the advice above stands"
+    assert report.proof.files == {}
+
+
+class _PassAfter(Codemod):
+    """An edit that applies and fixes nothing: `pass` after the written line."""
+
+    name = "pass_after"
+
+    def find(self, tree: Tree, site: Site) -> None:
+        st, _ = tree.simple(site.written[-1])
+        tree.mark(st, [st, *parse_statements("pass")])
+
+
+def test_an_edit_that_leaves_the_neighbouring_error_did_not_help_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setitem(CAUSES, "leaf_update", dataclasses.replace(CAUSES["leaf_update"], codemod=_PassAfter()))
+    copy = tmp_path / "leaf_sgd_update.py"
+    shutil.copy(SCRIPTS / "leaf_sgd_update.py", copy)
+    report = fix.run_fixed("script", str(copy))
+    [culprit] = report.proof.culprits
+    assert (report.proof.verdict, culprit.verdict) == (fix.DID_NOT_HELP, fix.DID_NOT_HELP)
+    assert culprit.said == "the edited copy fails the same way: this edit is no fix"
+    assert "+pass" in report.proof.diff.replace(" ", "")
+    assert "The edit tried (not a fix):" in fix.format_proof(report.proof)
