@@ -29,6 +29,10 @@ EDITED = {
     "leaf_embeds_accumulate.py": ("leaf_accumulate", "written-here",
                                   "+inputs_embeds = inputs_embeds + (image_embeds.mean() * 0.)  # written-here"),
     "view_custom_function.py": ("function_view_write", "written-here", "+x = Alias.apply(z).clone()  # made-here"),
+    "freed_hidden_carried.py": ("freed_carried_state", "built-here",
+                                "+    h_state = None if h_state is None else h_state.detach()"),
+    "freed_labels_once.py": ("freed_computed_once", "built-here",
+                             "+Y = (torch.mm(X, true_W) + true_b).detach()  # built-here"),
 }
 # What the verdict says of a REFERENCE cause, for which the original computed no gradients to compare.
 NO_REFERENCE = "so it never computed the gradients past it"
@@ -64,7 +68,6 @@ def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script,
 
 # Each neighbour fixture whose cause has no codemod (its fix needs a choice no edit can make alone).
 UNEDITED = {"view_unbind_denormalize.py": "multi_view_write", "view_backward_hook.py": "hook_view_write",
-            "freed_hidden_carried.py": "freed_carried_state", "freed_labels_once.py": "freed_computed_once",
             "freed_gan_no_detach.py": "freed_shared_forward", "freed_loss_accumulated.py": "freed_accumulated_loss"}
 
 

@@ -263,19 +263,21 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list,
 def _unreferenced(rec: BoundedRecorder, computed: dict, bound: int, steps: int, kinds: list,
                   written: str) -> Culprit:
     """The verdict of an edited copy of a program that died of a neighbouring error and now ran to
-    the bound (or to its end): before the line that failed it must compute what the program
-    computed; past it no reference exists, so at best it RUNS."""
+    the bound (or to its end). Past the line that failed no reference exists, so at best it RUNS:
+    an edit that changes what is computed says what (as _judged does); one that should not (a
+    REFERENCE cause's) must compute before that line what the program computed."""
     kind = kinds[-1]
     past = rec.backwards - (bound - steps)
     until = ("stopped at the timeout, " if rec.stopped == "timeout" else "") + (
         f"{past} backward call{'s' if past != 1 else ''} run past the line that failed" if past > 0 else
         "it ran on past the line that failed" + (", to its end" if rec.stopped is None else ""))
+    changing = [CAUSES[k].changes for k in dict.fromkeys(kinds) if CAUSES[k].proof != REFERENCE]
+    if changing:
+        return Culprit(kind, written, RUNS, f"the error is gone ({until}); no reference applies: {'; '.join(changing)}")
     gap = gradient_gap(rec.grads, computed, sorted(computed))
     if gap != 0.0:
         differ = "other gradients" if gap is None else f"gradients off by up to {gap:.3g}"
         return Culprit(kind, written, DID_NOT_HELP, f"the error is gone ({until}), but before the line that failed "
                        f"it computes {differ} than your program did: this edit changes what your program computes")
-    changing = [CAUSES[k].changes for k in dict.fromkeys(kinds) if CAUSES[k].proof != REFERENCE]
-    why = "; ".join(changing) if changing else UNREFERENCED
     before = "; the backward calls before it computed your program's gradients" if computed else ""
-    return Culprit(kind, written, RUNS, f"the error is gone ({until}{before}); no reference applies: {why}")
+    return Culprit(kind, written, RUNS, f"the error is gone ({until}{before}); no reference applies: {UNREFERENCED}")

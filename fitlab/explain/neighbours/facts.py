@@ -90,7 +90,9 @@ def _freed(f: fr.Freed) -> Neighbour:
     if f.cause is None:
         return Neighbour(FREED, tuple(places), Fix("freed_graph", FREED_GRAPH))
     text = CAUSES[f.cause].advice.format(built=_at(built), first=_at(first, "an earlier backward()"))
-    return Neighbour(FREED, tuple(places), Fix(f.cause, text))
+    # The cause's codemod (a carried state or a value made once detached) at the lines that built the graph.
+    at = {built[-1].file: Site(saved=tuple(b.line for b in built if b.file == built[-1].file))} if built else {}
+    return Neighbour(FREED, tuple(places), Fix(f.cause, text, *advice.apply(f.cause, at)))
 
 
 def _written(kind: str, w: wr.Written) -> Neighbour:
