@@ -15,6 +15,7 @@ import pytest
 from fitlab.explain import fix
 from fitlab.explain.causes import CAUSES, REFERENCE
 from fitlab.explain.codemods import Codemod, Site, Tree, parse_statements
+from fitlab.explain.codemods.lines import OutOfPlace
 
 from .test_explain import SCRIPTS, marked
 from .test_fix import ENV, cli
@@ -101,3 +102,28 @@ def test_an_edit_that_leaves_the_neighbouring_error_did_not_help_and_writes_noth
     assert culprit.said == "the edited copy fails the same way: this edit is no fix"
     assert "+pass" in report.proof.diff.replace(" ", "")
     assert "The edit tried (not a fix):" in fix.format_proof(report.proof)
+
+
+class _OutOfPlaceAndEarlier(Codemod):
+    """The out-of-place edit, and a change of the loss of the backward before the failing line."""
+
+    name = "out_of_place_and_earlier"
+
+    def find(self, tree: Tree, site: Site) -> None:
+        OutOfPlace().find(tree, site)
+        st, _ = tree.simple(3)
+        tree.mark(st, parse_statements("loss = (w * 3).sum()", like=st))
+
+
+def test_a_reference_causes_edit_that_changes_the_gradients_before_the_failing_line_did_not_help(tmp_path,
+                                                                                                    monkeypatch):
+    monkeypatch.setitem(CAUSES, "leaf_accumulate",
+                        dataclasses.replace(CAUSES["leaf_accumulate"], codemod=_OutOfPlaceAndEarlier()))
+    script = tmp_path / "accumulate_after_backward.py"
+    script.write_text("import torch\nw = torch.ones(3, requires_grad=True)\nloss = (w * 2).sum()\nloss.backward()\n"
+                      "total = torch.zeros(3, requires_grad=True)\ntotal += w * 2\ntotal.sum().backward()\n")
+    report = fix.run_fixed("script", str(script))
+    assert report.neighbour.fix.kind == "leaf_accumulate"
+    [culprit] = report.proof.culprits
+    assert culprit.verdict == fix.DID_NOT_HELP and "+total = total + (w * 2)" in report.proof.diff
+    assert "before the line that failed it computes gradients off by up to 1 than your program did" in culprit.said
