@@ -127,3 +127,20 @@ def test_a_reference_causes_edit_that_changes_the_gradients_before_the_failing_l
     [culprit] = report.proof.culprits
     assert culprit.verdict == fix.DID_NOT_HELP and "+total = total + (w * 2)" in report.proof.diff
     assert "before the line that failed it computes gradients off by up to 1 than your program did" in culprit.said
+
+
+def test_two_hand_written_updates_are_edited_one_after_the_other_and_run_together(tmp_path):
+    script = tmp_path / "two_updates.py"
+    script.write_text("import torch\nw = torch.ones(3, requires_grad=True)\nb = torch.ones(3, requires_grad=True)\n"
+                      "(w * b).sum().backward()\nw -= 0.1 * w.grad\nb -= 0.1 * b.grad\nprint(w, b)\n")
+    report = fix.run_fixed("script", str(script))
+    proof = report.proof
+    # The second write's line is that of the copy as edited so far (the first edit added a line), as
+    # for the in-place error's culprits.
+    assert [(c.kind, c.written_at, c.verdict) for c in proof.culprits] == [
+        ("leaf_update", "two_updates.py:5", fix.NEXT_WRITE), ("leaf_update", "two_updates.py:7", fix.RUNS)]
+    assert proof.culprits[0].said == "this failure is gone; another write now fails (below)"
+    assert proof.diff.count("+with torch.no_grad():") == 2
+    ran = subprocess.run([sys.executable, "-c", proof.files[str(script)]], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr

@@ -202,8 +202,9 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
                     culprits.append(Culprit(kind, written, DID_NOT_HELP,
                                             "the edited copy fails the same way: this edit is no fix"))
                     break
-                culprits.append(Culprit(kind, written, NEXT_WRITE, "this failure is gone; another write now fails "
-                                        f"(below{'' if again.status == report.status else ': ' + again.error})"))
+                other = "" if again.status == report.status else ": " + (again.error or "").split("\n")[0]
+                culprits.append(Culprit(kind, written, NEXT_WRITE,
+                                        f"this failure is gone; another write now fails (below{other})"))
                 report, backwards, ns = again, rec.backwards, again_ns
                 storage = rec.failure.storage if rec.failure is not None else None
                 continue
