@@ -201,6 +201,9 @@ _RETAIN = ("retain_graph=True on the first backward() is for a second walk you r
            "tensor the graph saved in memory until a backward without it")
 _NOT_DATA = ("Not `.data`: autograd does not see a write through it, so a graph that saved the old values "
              "would silently use the new ones.")
+# No codemod for freed_shared_forward (detaching where the tensor is made, the only edit at hand,
+# would starve the loss that needs its gradient: a GAN's generator) nor freed_accumulated_loss (its
+# fix, a backward per iteration, moves code); the advice stands.
 _NEIGHBOURS = (
     Cause(
         "freed_shared_forward",
@@ -226,7 +229,7 @@ _NEIGHBOURS = (
         "Detach the state at the batch boundary: `h = h.detach()` (an LSTM's pair: "
         "`h = tuple(s.detach() for s in h)`). " + _RETAIN + ": here every earlier batch's graph, each "
         "backward walking all of them, slower at every batch.",
-        None, RUNS,
+        DetachState(), RUNS,
         "each batch's backward stops at the carried state (truncated backpropagation through time), "
         "instead of reaching earlier batches' graphs"),
     Cause(
@@ -240,9 +243,10 @@ _NEIGHBOURS = (
         "graph of its own; if it needs no gradient (labels, targets, a fixed input), `.detach()` it or "
         "compute it under `torch.no_grad()`. " + _RETAIN + ", and every step would add that graph's "
         "gradients again.",
-        None, RUNS,
-        "each step differentiates a forward of its own (or, detached, none) instead of the first step's "
-        "graph"),
+        DetachValue(), RUNS,
+        "the value made once is detached where it is made: no step's gradient reaches what made it (right "
+        "for labels, targets, a fixed input; a value that needs a gradient is computed inside the loop "
+        "instead)"),
     Cause(
         "freed_accumulated_loss",
         "A loss accumulated across iterations (`total_loss += loss`) and differentiated at each one: every "
@@ -317,6 +321,11 @@ _NEIGHBOURS = (
 )
 
 CAUSES: dict[str, Cause] = {c.key: c for c in _LIST + _NEIGHBOURS}
+# The neighbouring errors' causes. Their REFERENCE edits have no reference in --fix (fix/verdict.py):
+# the original program never gets past the line that failed.
+NEIGHBOURS = frozenset(c.key for c in _NEIGHBOURS)
+UNREFERENCED = ("your program dies at the line that failed whether its saved tensors are kept or not, so it never "
+                "computed the gradients past it: there is nothing to compare them with")
 
 # clone_before_write's advice for a write through a view whose name cannot be rebound safely
 # (advice.py fills {why} from edits.view_rebinding): a copy of the view would leave its base unwritten

@@ -4,9 +4,9 @@ traceback as usual and then the report, the cell's lines named as IPython names 
 (`Cell In[3], line 8`); the kernel keeps running. The report is also the cell's value
 `_explained` in the user's namespace.
 
-`%%explain --fix` also proves the fix (fix/): the edited cell is rerun on copies of the names
-it reads, taken before it ran (the user's namespace is not touched), and the verdict, the diff
-and the edited cell are shown after the report.
+`%%explain --fix` also proves the fix (fix/), of a neighbouring error too: the edited cell is
+rerun on copies of the names it reads, taken before it ran (the user's namespace is not
+touched), and the verdict, the diff and the edited cell are shown after the report.
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def explain(line: str, cell: str, shell=None) -> None:
         return
     names = cell_names(shell)
     text = ""
-    if fixing and report.status == "inplace_error" and rec.recorder.failure is not None:
-        path = report.failed_at[-1].file if report.failed_at else None
+    inplace = report.status == "inplace_error" and rec.recorder.failure is not None
+    if fixing and (inplace or report.neighbour is not None and report.neighbour.fix is not None):
+        # The line that failed: the failing backward's, or a neighbouring error's last labelled line.
+        failed = report.failed_at or (report.neighbour.places[-1].frames if report.neighbour else ())
+        path = failed[-1].file if failed else None
         if path in names:
             program = fix.Program("cell", path, source=cell, namespace=inputs, label=names[path], seed=seed)
             proof = fix.prove(program, report, rec.recorder, shell.user_ns)
@@ -59,7 +62,7 @@ def explain(line: str, cell: str, shell=None) -> None:
             if path in proof.files and proof.verdict not in (fix.DID_NOT_HELP, fix.NO_EDIT):
                 text += "\n\nThe edited cell:\n" + proof.files[path].rstrip("\n")
         else:
-            text = "\n--fix: the backward that failed is not this cell's own line, so the cell is not edited"
+            text = "\n--fix: the line that failed is not this cell's own, so the cell is not edited"
     report = named_for_ipython(dataclasses.replace(report, traceback=None), names)
     shell.user_ns["_explained"] = report
     _display(format_report(report) + text)

@@ -53,6 +53,8 @@ CELLS = [
     # Cell In[12]: a neighbouring error, a hand-written update of a leaf with grad mode on.
     "%%explain\nw = torch.ones(3, requires_grad=True)\nw -= 0.1 * torch.ones(3)",
     "print(_explained.status, _explained.neighbour.fix.kind)",
+    # Cell In[14]: --fix on that neighbouring error.
+    "%%explain --fix\nw = torch.ones(3, requires_grad=True)\nw -= 0.1 * torch.ones(3)",
 ]
 
 
@@ -138,3 +140,11 @@ def test_explain_magic_explains_a_neighbouring_error_with_the_cells_lines(output
     assert "written at Cell In[12], line 2  w -= 0.1 * torch.ones(3)" in text, text
     assert "with torch.no_grad():" in text
     assert text_of(outputs[12]).split() == ["leaf_inplace", "leaf_update"]
+
+
+def test_explain_fix_runs_the_edit_of_a_neighbouring_error_and_shows_the_edited_cell(outputs):
+    [shown] = [o for o in outputs[13] if o["output_type"] == "display_data"]
+    text = shown["data"]["text/plain"]
+    assert "1. leaf_update written at Cell In[14], line 2: RUNS: the error is gone" in text, text
+    edited = text.split("The edited cell:\n")[1]
+    assert edited == "w = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    w -= 0.1 * torch.ones(3)"

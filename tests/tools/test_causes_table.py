@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fitlab.explain.causes import CAUSES
+from fitlab.explain.causes import CAUSES, NEIGHBOURS, UNREFERENCED
 from tools import causes_table
 
 
@@ -14,7 +14,16 @@ def test_the_table_has_a_row_per_cause_with_its_codemod_and_verdict():
     rows = causes_table.table().splitlines()[2:]
     assert [r.split(" | ")[0] for r in rows] == [f"| `{k}`" for k in CAUSES]
     for row, c in zip(rows, CAUSES.values()):
-        assert (c.codemod is None or f"`{c.codemod.name}`" in row) and ("proved" in row) == (c.proof == "reference")
+        assert (c.codemod is None or f"`{c.codemod.name}`" in row) and ("no edit" in row) == (c.codemod is None)
+        provable = c.proof == "reference" and c.codemod is not None and c.key not in NEIGHBOURS
+        assert ("proved" in row) == provable
+
+
+def test_a_neighbouring_causes_reference_edit_can_only_run_as_no_reference_exists():
+    rows = {r.split(" | ")[0]: r for r in causes_table.table().splitlines()[2:]}
+    for key in ("leaf_accumulate", "function_view_write"):
+        assert key in NEIGHBOURS and CAUSES[key].proof == "reference" and CAUSES[key].codemod is not None
+        assert rows[f"| `{key}`"].endswith(f"| runs: no reference applies, because {UNREFERENCED} |")
 
 
 def test_a_table_edited_by_hand_fails_the_check(tmp_path, monkeypatch):

@@ -151,7 +151,9 @@ def parse_statements(code: str, like=None) -> list:
 
 
 def method(value, name: str):
-    """`value.name()`."""
+    """`value.name()`, an operation parenthesised first: `(a + b).detach()`, not `a + b.detach()`."""
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Call(cst.Attribute(value, cst.Name(name)))
 
 

@@ -18,6 +18,13 @@ def _assign(st):
     return None
 
 
+def _set_to_none(tree: Tree) -> set:
+    """The names some statement of the file binds to None."""
+    return {t.target.value for n in tree.positions if isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Name) and n.value.value == "None"
+            for t in n.targets if isinstance(t.target, cst.Name)}
+
+
 class DetachValue(Codemod):
     """`labels = f(X)` -> `labels = f(X).detach()` at the outermost saved line that is such an assignment."""
 
@@ -105,10 +112,13 @@ class DetachState(Codemod):
                 value = st.body[0].value
                 carried = sorted(targets(st) & reads(value))
                 if carried:
-                    # An LSTM's state is a pair: each of its tensors detached.
+                    # An LSTM's state is a pair: each of its tensors detached; a state that starts as
+                    # None (`h = None`, for the module's zeros) stays None at the first step.
                     pair = isinstance(value, cst.Call) and "lstm" in tree.code(value.func).lower()
+                    empty = _set_to_none(tree)
                     new = parse_statements("\n".join(
-                        f"{h} = tuple(s.detach() for s in {h})" if pair else f"{h} = {h}.detach()" for h in carried))
+                        f"{h} = " + (f"None if {h} is None else " if h in empty else "")
+                        + (f"tuple(s.detach() for s in {h})" if pair else f"{h}.detach()") for h in carried))
                     new[0] = new[0].with_changes(leading_lines=st.leading_lines)
                     tree.mark(st, [*new, st.with_changes(leading_lines=[])])
                     return

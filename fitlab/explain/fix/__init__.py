@@ -21,6 +21,10 @@ timeout). Then one verdict:
 - NO_EDIT: the cause has no mechanical edit, or its codemod does not apply to these lines (or
   cannot read the file): the reason in one line; the report and the traceback print as ever.
 
+A neighbouring error (a leaf written in place, a view a custom Function returned, a graph an
+earlier backward freed...) goes the same way, rerun to the line that failed and `steps` backwards
+past it, but it has no reference (the original never ran past that line): at best it RUNS.
+
 Modules: rerun.py (rerunning the program), verdict.py (the edit, the reference, the verdict),
 diff.py (the proof, its diff and --write).
 

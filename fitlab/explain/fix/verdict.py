@@ -1,6 +1,12 @@
 """The verdict of --fix: the cause's codemod applied to the files the report points at (dispatched
 by the registry of causes), the edited copy rerun, and its gradients compared, backward by backward,
-with the program's own before the failure and with the reference's from it on."""
+with the program's own before the failure and with the reference's from it on.
+
+A neighbouring error (neighbours/: a leaf written in place, a view a custom Function returned...)
+is fixed the same way, from its report's fix, but has no reference: the original dies at the
+line that failed however its saved tensors are kept, so it never computed the gradients past it.
+Its edited copy that runs (to the line that failed and `steps` backwards past it, computing
+before that line what the program computed) RUNS, with the sentence why no reference applies."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from dataclasses import replace
 
 import torch
 
-from fitlab.explain.causes import CAUSES, DID_NOT_HELP, NEXT_WRITE, NO_EDIT, PROVED, REFERENCE, RUNS
+from fitlab.explain.causes import CAUSES, DID_NOT_HELP, NEXT_WRITE, NO_EDIT, PROVED, REFERENCE, RUNS, UNREFERENCED
 from fitlab.explain.fix.diff import Culprit, Proof, unified_diff
 from fitlab.explain.fix.rerun import BEFORE, BoundedRecorder, Program, bounded, fingerprint
 from fitlab.explain.graph import storage_key
@@ -27,6 +33,24 @@ RTOL, ATOL = 1e-5, 1e-6
 
 def _innermost(chain: tuple):
     return chain[-1] if chain else None
+
+
+def _fix_of(report: Report):
+    """The fix of an explained failure: the in-place error's, or a neighbouring error's (None for others)."""
+    return report.neighbour.fix if report.neighbour is not None else report.fix
+
+
+def _explained(report: Report) -> bool:
+    return report.status == "inplace_error" or report.neighbour is not None
+
+
+def _culprit_frame(report: Report):
+    """The line the fix is for: the write (the in-place error's, a leaf's or a view's), or for a
+    freed graph the line that built it."""
+    if report.neighbour is not None:
+        places = {p.label: p.frames for p in report.neighbour.places}
+        return _innermost(places.get("written at") or places.get("built at") or ())
+    return _innermost(report.writes[0].frames) if report.writes else None
 
 
 def _where(program: Program, frame) -> str:
@@ -71,8 +95,8 @@ def edited(program: Program, report: Report, texts: dict, ns: dict, storage) -> 
     the sites advice.py found, "") or (None, why in one line). The codemod is the cause's own
     (causes.py); the name holding the written tensor at the saved line, found in the namespace the
     run ended with, is given to it where advice.py could not name it."""
-    fix = report.fix
-    codemod = CAUSES[fix.kind].codemod if fix is not None else None
+    fix = _fix_of(report)
+    codemod = CAUSES[fix.kind].codemod if fix is not None and fix.kind in CAUSES else None
     if codemod is None or not fix.sites:
         return None, "no mechanical edit applies to these lines; the advice above stands"
     name = _stale_name(report, ns, storage)
@@ -92,7 +116,11 @@ def edited(program: Program, report: Report, texts: dict, ns: dict, storage) -> 
 
 
 def _key(report: Report) -> tuple:
-    """What makes a failure the same one: the code of its saved and written lines."""
+    """What makes a failure the same one: the code of its saved and written lines (a neighbouring
+    error: its kind and the code of the line its fix is for)."""
+    if report.neighbour is not None:
+        frame = _culprit_frame(report)
+        return (report.status, frame.code if frame else None)
     saved = _innermost(report.saved_at)
     written = _innermost(report.writes[0].frames) if report.writes else None
     return (saved.code if saved else None, written.code if written else None, report.tensor and report.tensor.node)
@@ -126,7 +154,8 @@ def gradient_gap(got: dict, want: dict, calls) -> float | None:
 def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: float = TIMEOUT,
               label: str | None = None, check_contents: bool = False) -> Report:
     """Run a script or module (kind "script" or "module") as run_script/run_module do; if it dies
-    of the in-place error, prove its cause's edit (see the module's docstring): the Report, with
+    of the in-place error or a neighbouring one with a fix, prove its cause's edit (see the module's
+    docstring): the Report, with
     the Proof as its `proof` when there is one. label: the script's name in the verdict and the
     diff (its path relative to the current folder without it). check_contents: the first run's
     recorder checks saved tensors' contents (Recorder)."""
@@ -137,7 +166,8 @@ def run_fixed(kind: str, target: str, args=(), steps: int = STEPS, timeout: floa
     except BaseException:
         program.close()
         raise
-    if report.status != "inplace_error" or rec.failure is None:
+    inplace = report.status == "inplace_error" and rec.failure is not None
+    if not inplace and (report.neighbour is None or report.neighbour.fix is None):
         program.close()
         return report
     return replace(report, proof=prove(program, report, rec, ns, steps, timeout))
@@ -154,10 +184,12 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
     computed = first.grads
     culprits: list = []
     kind, written = None, "(no line of yours)"
+    # A neighbouring error has no reference: the original never ran past the line that failed.
+    reference = report.neighbour is None
     try:
         for _ in range(MAX_CULPRITS):
-            kind = report.fix.kind if report.fix else None
-            written = _where(program, _innermost(report.writes[0].frames) if report.writes else None)
+            kind = _fix_of(report).kind if _fix_of(report) else None
+            written = _where(program, _culprit_frame(report))
             new, why = edited(program, report, texts, ns, storage) if kind else (None, "no cause was named")
             if new is None:
                 culprits.append(Culprit(kind or "unknown", written, NO_EDIT, why))
@@ -165,13 +197,14 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
             bound = backwards + steps
             again, again_ns, rec = bounded(program, new, bound, timeout, keep_from=first.backwards - BEFORE)
             texts = new
-            if again.status == "inplace_error":
-                if _key(again) == _key(report) or again.fix is None:
+            if _explained(again):
+                if _key(again) == _key(report) or _fix_of(again) is None:
                     culprits.append(Culprit(kind, written, DID_NOT_HELP,
                                             "the edited copy fails the same way: this edit is no fix"))
                     break
+                other = "" if again.status == report.status else ": " + (again.error or "").split("\n")[0]
                 culprits.append(Culprit(kind, written, NEXT_WRITE,
-                                        "this failure is gone; another write now fails (below)"))
+                                        f"this failure is gone; another write now fails (below{other})"))
                 report, backwards, ns = again, rec.backwards, again_ns
                 storage = rec.failure.storage if rec.failure is not None else None
                 continue
@@ -179,8 +212,9 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
                 culprits.append(Culprit(kind, written, DID_NOT_HELP,
                                         f"the edited copy dies of another error: {again.error}"))
                 break
-            culprits.append(_judged(program, texts, rec, computed, bound, steps, timeout,
-                                    [c.kind for c in culprits] + [kind], written))
+            kinds = [c.kind for c in culprits] + [kind]
+            culprits.append(_judged(program, texts, rec, computed, bound, steps, timeout, kinds, written) if reference
+                            else _unreferenced(rec, computed, bound, steps, kinds, written))
             break
     except Exception as exc:  # noqa: BLE001 - --fix never stops the run: the report and traceback still print
         first_line = (str(exc).strip().splitlines() or [""])[0]
@@ -225,3 +259,26 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list,
     return Culprit(kind, written, DID_NOT_HELP,
                    f"the error is gone ({until}), but it computes {differ} than the reference (the original with "
                    "every saved tensor keeping its value): this edit changes what your program computes")
+
+
+def _unreferenced(rec: BoundedRecorder, computed: dict, bound: int, steps: int, kinds: list,
+                  written: str) -> Culprit:
+    """The verdict of an edited copy of a program that died of a neighbouring error and now ran to
+    the bound (or to its end). Past the line that failed no reference exists, so at best it RUNS:
+    an edit that changes what is computed says what (as _judged does); one that should not (a
+    REFERENCE cause's) must compute before that line what the program computed."""
+    kind = kinds[-1]
+    past = rec.backwards - (bound - steps)
+    until = ("stopped at the timeout, " if rec.stopped == "timeout" else "") + (
+        f"{past} backward call{'s' if past != 1 else ''} run past the line that failed" if past > 0 else
+        "it ran on past the line that failed" + (", to its end" if rec.stopped is None else ""))
+    changing = [CAUSES[k].changes for k in dict.fromkeys(kinds) if CAUSES[k].proof != REFERENCE]
+    if changing:
+        return Culprit(kind, written, RUNS, f"the error is gone ({until}); no reference applies: {'; '.join(changing)}")
+    gap = gradient_gap(rec.grads, computed, sorted(computed))
+    if gap != 0.0:
+        differ = "other gradients" if gap is None else f"gradients off by up to {gap:.3g}"
+        return Culprit(kind, written, DID_NOT_HELP, f"the error is gone ({until}), but before the line that failed "
+                       f"it computes {differ} than your program did: this edit changes what your program computes")
+    before = "; the backward calls before it computed your program's gradients" if computed else ""
+    return Culprit(kind, written, RUNS, f"the error is gone ({until}{before}); no reference applies: {UNREFERENCED}")

@@ -90,7 +90,9 @@ def _freed(f: fr.Freed) -> Neighbour:
     if f.cause is None:
         return Neighbour(FREED, tuple(places), Fix("freed_graph", FREED_GRAPH))
     text = CAUSES[f.cause].advice.format(built=_at(built), first=_at(first, "an earlier backward()"))
-    return Neighbour(FREED, tuple(places), Fix(f.cause, text))
+    # The cause's codemod (a carried state or a value made once detached) at the lines that built the graph.
+    at = {built[-1].file: Site(saved=tuple(b.line for b in built if b.file == built[-1].file))} if built else {}
+    return Neighbour(FREED, tuple(places), Fix(f.cause, text, *advice.apply(f.cause, at)))
 
 
 def _written(kind: str, w: wr.Written) -> Neighbour:
@@ -109,18 +111,19 @@ def _written(kind: str, w: wr.Written) -> Neighbour:
         places[:0] = [Place("hook set", (r,)) for r in w.registered]
         fill = {"registered": "".join(f" at {_at((r,))}" for r in w.registered),
                 "writer": f"`{w.writer}`" if w.writer else "this line"}
-    return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill), _edits(w)))
+    return Neighbour(kind, tuple(places), Fix(w.cause, CAUSES[w.cause].advice.format(**fill), *_edits(w)))
 
 
 def _edits(w: wr.Written) -> tuple:
-    """The edited lines of the cause's codemod: at the write, or for a Function's view where it is made."""
+    """(edited lines, sites, why) of the cause's codemod (advice.apply; the sites are what --fix
+    applies it at again): at the write, or for a Function's view where it is made."""
     made = w.cause == "function_view_write"
     at = stacks.user_frames(w.made if made else w.written)
     if not at:
-        return ()
+        return (), (), ""
     line = (at[-1].line,)
     site = Site(saved=line) if made else Site(written=line)
-    return advice.apply(w.cause, {at[-1].file: site})[0]
+    return advice.apply(w.cause, {at[-1].file: site})
 
 
 def report(exc: BaseException, rec, traceback: str, common: dict) -> Report | None:

@@ -1,0 +1,4 @@
+Y = torch.mm(X, true_W) + true_b  # saved-here
+for start in range(0, 40, 10):
+    y = Y[start:start + 10]
+    ((X[start:start + 10] @ W - y) ** 2).mean().backward()
