@@ -8,11 +8,13 @@ The function mode sits above autograd: after a call returns, its outputs have th
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from fitlab.explain import compat
 from fitlab.explain import stack as stacks
 
 BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
@@ -21,13 +23,8 @@ _CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.
 _MODULE_CALL = torch.nn.Module._call_impl.__code__
 
 
-# torch.compiler.is_compiling (torch 2.3+): True while Dynamo traces, constant in its graph.
-_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-
-
-# The number the thread's next autograd node will get (absent from older torch: every node
-# reached from a call's outputs is then taken as made by that call).
-sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
+_compiling = compat.is_compiling
+sequence_nr = compat.sequence_nr
 
 
 class GraphMode(TorchFunctionMode):
@@ -78,6 +75,44 @@ def step_hooks() -> tuple:
 
     return (optimizer.register_optimizer_step_pre_hook(_step_started),
             optimizer.register_optimizer_step_post_hook(_step_ended))
+
+
+class _Hooks(threading.local):
+    depth = 0
+
+
+_HOOKS = _Hooks()
+
+
+def hooks_on() -> bool:
+    """Whether saved-tensor hooks entered while recording are on, on this thread."""
+    return _HOOKS.depth > 0
+
+
+def count_saved_tensors_hooks() -> tuple:
+    """Make saved_tensors_hooks (checkpoint's, save_on_cpu's) count themselves per thread while
+    recording, where torch cannot tell a hooked saved tensor (compat.SAVED_DATA false); returns
+    what to give uncount_saved_tensors_hooks."""
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    enter, leave = hooks.__enter__, hooks.__exit__
+
+    def entered(self):
+        out = enter(self)
+        _HOOKS.depth += 1
+        return out
+
+    def left(self, *exc):
+        _HOOKS.depth = max(_HOOKS.depth - 1, 0)
+        return leave(self, *exc)
+    hooks.__enter__, hooks.__exit__ = entered, left
+    return enter, leave, entered
+
+
+def uncount_saved_tensors_hooks(patched: tuple) -> None:
+    """Undo count_saved_tensors_hooks."""
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    if hooks.__enter__ is patched[2]:
+        hooks.__enter__, hooks.__exit__ = patched[0], patched[1]
 
 
 def grad_fn(t: torch.Tensor):
