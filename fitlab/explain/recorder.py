@@ -65,6 +65,8 @@ class Recorder:
         # The sequence number of the latest in-place or out= write: a node tagged at or after it
         # cannot hold a silently written tensor.
         self.last_inplace = 0
+        # The sequence number when the latest backward call started.
+        self.backward_seq = 0
         self.history: dict = {}
         self.silent: dict = {}
         self.failure: Failure | None = None
@@ -267,6 +269,7 @@ class Recorder:
             stale.find_silent(self, nodes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's run
             self.notes.append(f"silent-write check failed: {exc!r}")
+        self.backward_seq = self.seq
         try:
             out = func(*args, **kwargs)
         except RuntimeError as exc:

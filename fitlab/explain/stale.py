@@ -10,6 +10,7 @@ one after the save (the error's message gives both versions).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import torch
 
@@ -95,15 +96,17 @@ def find_silent(rec, nodes) -> None:
 
 def _by_versions(rec, got, seq) -> int | None:
     """The storage whose recorded writes after `seq` took a tensor from got's saved version to its
-    current one (the latest ending at it), a write of got's shape preferred: where torch gives
-    no way to read a stale saved tensor."""
-    best = None
+    current one (the latest ending at it), a write of got's shape preferred, then of its size (a
+    transposed weight is saved, the weight written): where torch gives no way to read a stale
+    saved tensor."""
+    size, best = math.prod(got.shape or ()), None
     for key, hist in rec.history.items():
-        ws = [w for w in hist if w.inplace and (seq is None or w.seq > seq)]
+        # A write the failing backward made itself (a gradient's buffer) is none of the program's.
+        ws = [w for w in hist if w.inplace and (seq is None or w.seq > seq) and w.seq <= rec.backward_seq]
         if (not ws or ws[-1].version_before + 1 != got.version
                 or not any(got.expected_version <= w.version_before for w in ws)):
             continue
-        score = (any(w.shape == got.shape for w in ws), ws[-1].seq)
+        score = (any(w.shape == got.shape for w in ws), any(math.prod(w.shape) == size for w in ws), ws[-1].seq)
         if best is None or score > best[0]:
             best = (score, key)
     return None if best is None else best[1]

@@ -30,6 +30,7 @@ import threading
 import warnings
 
 import torch
+from torch.autograd.graph import increment_version as _increment_version
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fitlab.explain import compat
@@ -137,7 +138,8 @@ def _tensors(written: tuple, args, kwargs) -> list:
     return tensors
 
 
-# Per op overload seen by WriteMode: (name, written (index, name) pairs, in-place or out=), or None.
+# Per op overload seen by WriteMode: (name, written (index, name) pairs, in-place or out=, an
+# in-place foreach op), or None.
 _SEEN: dict = {}
 
 
@@ -146,8 +148,9 @@ def _writes_of(func):
     if known is False:
         schema = func._schema
         written = _written(schema)
-        known = (schema.name, written, schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
-                 ) if written and schema.name.startswith("aten::") else None
+        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
+        foreach = inplace and schema.name.startswith("aten::_foreach_")
+        known = (schema.name, written, inplace, foreach) if written and schema.name.startswith("aten::") else None
         _SEEN[func] = known
     return known
 
@@ -161,11 +164,21 @@ class WriteMode(TorchDispatchMode):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         kwargs = kwargs or {}
         known = _writes_of(func)
-        if known is not None:
-            tensors = _tensors(known[1], args, kwargs)
-            for rec in ACTIVE:
-                rec._record_write(known[0], known[2], tensors)
-        return func(*args, **kwargs)
+        if known is None:
+            return func(*args, **kwargs)
+        tensors = _tensors(known[1], args, kwargs)
+        for rec in ACTIVE:
+            rec._record_write(known[0], known[2], tensors)
+        if not known[3]:
+            return func(*args, **kwargs)
+        # A foreach op's own per-tensor writes, which bump each tensor without a mode, bump none
+        # under one (they run below ADInplaceOrView): bump as torch would have.
+        versions = [t._version for t in tensors]
+        out = func(*args, **kwargs)
+        for t, v in zip(tensors, versions):
+            if t._version == v:
+                _increment_version(t)  # one tensor a call: torch 2.1's takes no list
+        return out
 
 
 def thread_mode():

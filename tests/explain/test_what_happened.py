@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fitlab.explain import Recorder, run_script
-from fitlab.explain.recorder import KEY
+from fitlab.explain.records import KEY
 from tests.explain.test_advice import assert_same, replaced, run_text, source, values, with_edits
 from tests.explain.test_explain import SCRIPTS, assert_at, explain, innermost
 
