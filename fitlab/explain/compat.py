@@ -12,6 +12,8 @@ SavedTensor.data, SavedTensor.unpack_hook      | reads a stale saved tensor     
                                                |                                  | versions among the recorded writes
 torch._C._autograd._get_sequence_nr            | tells a call's own nodes from    | every node reached from a call's
                                                | older ones                       | outputs is the call's
+forward_ad._current_level                      | a node forward-mode AD's formula  | its line unknown (a note says so)
+                                               | made is the formula's call's     |
 torch._dynamo.is_compiling (before 2.3)        | Dynamo must not trace the modes  | torch.compiler.is_compiling
 threading.Thread._bootstrap_inner              | threads started while recording  | such a thread's calls are not
                                                | get modes of their own           | seen (a note says so)
@@ -24,6 +26,7 @@ from __future__ import annotations
 import threading
 
 import torch
+import torch.autograd.forward_ad
 
 # Below this release the public APIs themselves are missing (saved_tensors_hooks' node metadata,
 # TorchDispatchMode's schema info as used here): __main__ refuses in one line.
@@ -97,6 +100,13 @@ def unpack_hook(raw):
 
 # The number the thread's next autograd node will get, or None where torch does not say.
 sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
+
+# Whether a forward-mode AD level is open (torch.autograd.forward_ad.dual_level); where torch
+# moves it, False: a node its formulas make is then of an unknown line.
+def forward_ad_on() -> bool:
+    """Whether forward-mode AD is on (a dual_level is open) on this process."""
+    return getattr(torch.autograd.forward_ad, "_current_level", -1) >= 0
+
 
 # True while Dynamo traces (constant in its graph): torch.compiler's since 2.3, Dynamo's before.
 is_compiling = (getattr(getattr(torch, "compiler", None), "is_compiling", None)

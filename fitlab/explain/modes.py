@@ -23,6 +23,8 @@ _CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.
 _MODULE_CALL = torch.nn.Module._call_impl.__code__
 
 
+# The third item of a node's tag entry when forward-mode AD's formula inside the call made it.
+FORMULA = "forward-mode AD"
 _compiling = compat.is_compiling
 sequence_nr = compat.sequence_nr
 
@@ -39,8 +41,13 @@ class GraphMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
-        since = sequence_nr()
+        since, seq = sequence_nr(), self.recorder.seq
         out = func(*args, **kwargs)
+        if since is not None and compat.forward_ad_on():
+            # Forward-mode AD's formulas make nodes the call's outputs may not reach (a tangent's
+            # graph): the numbers they got are kept, so that a later call reaching one names this one.
+            # From the call's first write on: a formula may write what it saved (pytorch#162350).
+            self.recorder.dual_calls.append((since, sequence_nr(), (seq, stacks.capture(2), FORMULA)))
         if isinstance(out, torch.Tensor):
             try:  # inline, not grad_fn(out): a call per op costs on loops of tiny ops
                 gf = out.grad_fn

@@ -65,6 +65,9 @@ class Recorder:
         # The sequence number of the latest in-place or out= write: a node tagged at or after it
         # cannot hold a silently written tensor.
         self.last_inplace = 0
+        # (first node number, next node number, tag entry) of recent calls made while forward-mode
+        # AD was on: a node made in one that its outputs did not reach is still that call's.
+        self.dual_calls: collections.deque = collections.deque(maxlen=256)
         # The sequence number when the latest backward call started.
         self.backward_seq = 0
         self.history: dict = {}
@@ -247,7 +250,7 @@ class Recorder:
             if KEY in meta:
                 continue
             mine = since is None or node._sequence_nr() >= since
-            meta[KEY] = entry if mine else unseen
+            meta[KEY] = entry if mine else self._made_during(node._sequence_nr()) or unseen
             if hooks_on and mine:
                 meta[HOOKED] = True
             if check_contents:
@@ -255,6 +258,13 @@ class Recorder:
             for n, _ in node.next_functions:  # loops and bound methods: this runs on every new node
                 if n is not None:
                     push(n)
+
+    def _made_during(self, nr: int):
+        """The tag entry of the forward-mode AD call during which node number `nr` was made, or None."""
+        for since, until, entry in reversed(self.dual_calls):
+            if since <= nr < until:
+                return entry
+        return None
 
     def _differentiate(self, func, args, kwargs):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
@@ -275,6 +285,8 @@ class Recorder:
         except RuntimeError as exc:
             facts = decode(str(exc))
             if facts is not None and facts.shape is not None:
+                if threading.current_thread() is not threading.main_thread():
+                    self.notes.append(f"the error was raised in thread {threading.current_thread().name!r}")
                 try:
                     self.failure = stale.explain(self, exc, facts, roots, failed_stack)
                 except Exception as inner:  # noqa: BLE001 - keep torch's error; say why ours is missing

@@ -58,6 +58,8 @@ class Failure:
     storage: int | None = None
     # False when the node that saved was made by a call the mode did not see (its line unknown).
     saved_seen: bool = True
+    # True when forward-mode AD's formula made the node inside the saving call (no fix of the user's).
+    formula: bool = False
     # The graph's other stale saved tensors (one per storage), each as a Failure of its own.
     also: tuple = ()
 

@@ -162,8 +162,13 @@ def explain(rec, exc, facts, roots, failed_stack) -> Failure:
 
 def _failure(rec, exc, node, name, key, facts, roots, failed_stack, notes: bool) -> Failure:
     entry = node.metadata.get(KEY)
-    seq, saved_stack = entry if entry is not None else (None, None)
+    seq, saved_stack = entry[:2] if entry is not None else (None, None)
     seen = saved_stack is not None
+    formula = entry is not None and len(entry) > 2
+    if notes and formula:
+        rec.notes.append(
+            f"{node.name()} was made by forward-mode AD's formula inside the call that saved it (torch's code, "
+            "not a line of yours): no fix is named")
     before = entry is None or (not seen and rec.started_nr is not None
                                and node._sequence_nr() < rec.started_nr)
     if notes and before:
@@ -182,7 +187,7 @@ def _failure(rec, exc, node, name, key, facts, roots, failed_stack, notes: bool)
     # Writes before an unseen save were maybe never recorded: the note says so, not a count.
     missing = 0 if complete or not seen else max((facts.gap or 0) - len(writes), 0)
     return Failure(exc, node.name(), name, facts.expected_version, facts.version, facts.shape,
-                   saved_stack, tuple(writes), failed_stack, missing, carried, key, seen)
+                   saved_stack, tuple(writes), failed_stack, missing, carried, key, seen, formula=formula)
 
 
 def _new_forward_since(walked, roots) -> bool:
