@@ -14,6 +14,9 @@ torch._C._autograd._get_sequence_nr            | tells a call's own nodes from  
                                                | older ones                       | outputs is the call's
 forward_ad._current_level                      | a node forward-mode AD's formula  | its line unknown (a note says so)
                                                | made is the formula's call's     |
+_python_dispatch._pop_mode_temporarily         | a forward-mode AD call runs       | the call runs under WriteMode
+                                               | without WriteMode (a dispatch    | (forward-mode AD formulas run
+                                               | mode changes what formulas do)   | otherwise)
 torch._dynamo.is_compiling (before 2.3)        | Dynamo must not trace the modes  | torch.compiler.is_compiling
 threading.Thread._bootstrap_inner              | threads started while recording  | such a thread's calls are not
                                                | get modes of their own           | seen (a note says so)
@@ -23,6 +26,7 @@ threading.Thread._bootstrap_inner              | threads started while recording
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import torch
@@ -106,6 +110,20 @@ sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
 def forward_ad_on() -> bool:
     """Whether forward-mode AD is on (a dual_level is open) on this process."""
     return getattr(torch.autograd.forward_ad, "_current_level", -1) >= 0
+
+
+try:  # the dispatch mode stack's top, and taking it off for a while
+    from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_temporarily
+except ImportError:
+    _get_current_dispatch_mode = _pop_mode_temporarily = None
+
+
+def popped(mode_type):
+    """A context in which the top dispatch mode is off if it is a `mode_type` (else nothing changes);
+    where torch has no way, nothing changes either."""
+    if _get_current_dispatch_mode is not None and isinstance(_get_current_dispatch_mode(), mode_type):
+        return _pop_mode_temporarily()
+    return contextlib.nullcontext()
 
 
 # True while Dynamo traces (constant in its graph): torch.compiler's since 2.3, Dynamo's before.

@@ -14,7 +14,7 @@ import weakref
 import torch
 from torch.overrides import TorchFunctionMode
 
-from fitlab.explain import compat
+from fitlab.explain import compat, writes
 from fitlab.explain import stack as stacks
 
 BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
@@ -41,9 +41,15 @@ class GraphMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
-        since, seq = sequence_nr(), self.recorder.seq
-        out = func(*args, **kwargs)
-        if since is not None and compat.forward_ad_on():
+        since, seq, dual = sequence_nr(), self.recorder.seq, compat.forward_ad_on()
+        if dual and not compat.KERNELS:
+            # Under any dispatch mode torch's forward-mode formulas run otherwise (softmax's no longer
+            # writes what it saved, pytorch#162350): the call runs without writes.WriteMode.
+            with compat.popped(writes.WriteMode):
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
+        if dual and since is not None:
             # Forward-mode AD's formulas make nodes the call's outputs may not reach (a tangent's
             # graph): the numbers they got are kept, so that a later call reaching one names this one.
             # From the call's first write on: a formula may write what it saved (pytorch#162350).

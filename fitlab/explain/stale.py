@@ -129,7 +129,9 @@ def _stale_slots(rec, roots) -> list:
             else:
                 entry = node.metadata.get(KEY)
                 keys = [_by_versions(rec, got, None if entry is None or entry[1] is None else entry[0])]
-            if keys and keys[0] is not None:
+            # Without SavedTensor.data, a stale tensor no recorded write explains is kept (its save is
+            # still named): its storage is unknown.
+            if keys and (keys[0] is not None or not compat.SAVED_DATA):
                 stale.append((node._sequence_nr(), node, name, keys[0], got))
     return stale
 
