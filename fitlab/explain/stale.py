@@ -61,7 +61,10 @@ def check_contents(rec, nodes) -> None:
             if i >= len(tensors) or tensors[i]._version != version:
                 continue  # freed, or written by an op that bumped it: torch checks that itself
             t = tensors[i]
-            if torch.equal(_bytes(t), before):
+            try:
+                if torch.equal(_bytes(t), before):
+                    continue
+            except RuntimeError:  # a fake tensor (Dynamo's compile made the node): no data to compare
                 continue
             later = later_writes(rec, storage_key(t), entry[0])
             if any(w.inplace for w in later):
