@@ -18,6 +18,8 @@ _python_dispatch._pop_mode_temporarily         | a forward-mode AD call runs    
                                                | without WriteMode (a dispatch    | (forward-mode AD formulas run
                                                | mode changes what formulas do)   | otherwise)
 torch._dynamo.is_compiling (before 2.3)        | Dynamo must not trace the modes  | torch.compiler.is_compiling
+torch._dynamo.disable on the function mode     | Dynamo 2.1 mistraces the mode     | (2.2 and newer: not needed)
+(2.1 only)                                     | inside a compiled optimizer step |
 threading.Thread._bootstrap_inner              | threads started while recording  | such a thread's calls are not
                                                | get modes of their own           | seen (a note says so)
 
@@ -131,6 +133,19 @@ is_compiling = (getattr(getattr(torch, "compiler", None), "is_compiling", None)
                 or getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
                 or (lambda: False))
 
+# Dynamo 2.1 inlines a function mode's __torch_function__ into what it traces, and an optimizer
+# step traced under the recorder's mode lost its no_grad (tests/explain/correct/compiled.py:
+# "a leaf Variable that requires grad is being used in an in-place operation"; a pass-through
+# mode alone does not trip it). There the mode runs outside Dynamo's traces (torch._dynamo.disable).
+_RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2] if p.isdigit())
+DYNAMO_OPAQUE = _RELEASE < (2, 2) and _probe("_dynamo.disable")
+
+
+def dynamo_opaque(fn):
+    """fn, kept out of Dynamo's traces where Dynamo mistraces the recorder's mode (DYNAMO_OPAQUE)."""
+    return torch._dynamo.disable(fn) if DYNAMO_OPAQUE else fn
+
+
 # Thread._bootstrap_inner runs a thread's body and its excepthook: replaced while recording so
 # that threads started then run under modes of their own.
 THREAD_BOOTSTRAP = callable(getattr(threading.Thread, "_bootstrap_inner", None))
@@ -156,6 +171,7 @@ PATHS = {
     "writes": "kernels" if KERNELS else "dispatch mode",
     "saves": "SavedTensor.data" if SAVED_DATA else "unpack + versions",
     "threads": "bootstrap" if THREAD_BOOTSTRAP else "main thread only",
+    "function mode": "kept out of Dynamo" if DYNAMO_OPAQUE else "traced by Dynamo",
 }
 
 

@@ -34,6 +34,7 @@ class GraphMode(TorchFunctionMode):
         super().__init__()
         self.recorder = recorder
 
+    @compat.dynamo_opaque
     def __torch_function__(self, func, types, args=(), kwargs=None):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         kwargs = kwargs or {}
