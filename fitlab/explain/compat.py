@@ -138,7 +138,7 @@ is_compiling = (getattr(getattr(torch, "compiler", None), "is_compiling", None)
 # "a leaf Variable that requires grad is being used in an in-place operation"; a pass-through
 # mode alone does not trip it). There the mode runs outside Dynamo's traces (torch._dynamo.disable).
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2] if p.isdigit())
-DYNAMO_OPAQUE = _RELEASE < (2, 2) and _probe("_dynamo.disable")
+DYNAMO_OPAQUE = _RELEASE < (2, 3) and _probe("_dynamo.disable")
 
 
 def dynamo_opaque(fn):
