@@ -108,19 +108,22 @@ def _writable(path: str) -> str | None:
 def _torch_missing() -> str | None:
     """Why this torch cannot run the recorder (one line), or None."""
     try:
+        import torch
+    except ImportError:
+        return "torch is not installed (pip install torch)"
+    except Exception as exc:  # noqa: BLE001 - a broken torch install: one line, not its traceback
+        return f"torch does not import: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    try:
+        release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:  # a source build's odd version string: let the imports below decide
+        release = None
+    if release is not None and release < (2, 1):
+        return f"this torch ({torch.__version__}) is older than the oldest fitlab.explain runs on (torch>=2.1)"
+    try:
         import fitlab.explain.recorder  # noqa: F401 - the APIs it needs are imported there
         import fitlab.explain.runner  # noqa: F401
     except (ImportError, AttributeError) as exc:
-        try:
-            import torch
-            version = torch.__version__
-        except ImportError:
-            return "torch is not installed (pip install torch)"
-        return f"this torch ({version}) lacks an API fitlab.explain needs (torch>=2.13): {exc}"
-    import torch
-    if not hasattr(torch._C._autograd.SavedTensor, "data"):  # torch 2.4 has the kernels' APIs, not this
-        return (f"this torch ({torch.__version__}) lacks an API fitlab.explain needs (torch>=2.13): "
-                "SavedTensor.data, to read a saved tensor without unpacking it")
+        return f"this torch ({torch.__version__}) lacks an API fitlab.explain needs (torch>=2.1): {exc}"
     return None
 
 

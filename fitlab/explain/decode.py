@@ -16,7 +16,9 @@ _CORE = re.compile(r"needed for gradient computation has been modified by an inp
 # Each part is anchored on literal text and uses bounded, non-nested repetition, so a
 # search over MAX_CHARS characters stays linear.
 _TENSOR = re.compile(r": \[(?P<type>[A-Za-z_][\w.]{0,60}) \[(?P<shape>[0-9, ]{0,200})\]\]")
-_PRODUCER = re.compile(r", which is output (?P<index>\d{1,6}) of (?P<producer>[A-Za-z_]\w{0,100}),")
+# A node C++ names itself is printed with its namespace: "torch::autograd::CopySlices" (a slice
+# or index assignment into a tensor that is not a view).
+_PRODUCER = re.compile(r", which is output (?P<index>\d{1,6}) of (?P<producer>[A-Za-z_][\w:]{0,100}),")
 _VERSIONS = re.compile(r",? is at version (?P<now>\d{1,18}); expected version (?P<expected>\d{1,18}) instead")
 _HINT_ANOMALY = "enable anomaly detection"
 _HINT_BACKTRACE = "the backtrace further above"
@@ -102,8 +104,9 @@ class Decoded:
 
 
 def normalise_producer(name: str) -> str:
-    """"AsStridedBackward0" -> "AsStrided", "TBackward" -> "T", "Relu" -> "Relu"."""
-    stripped = re.sub(r"Backward\d*$", "", name)
+    """"AsStridedBackward0" -> "AsStrided", "TBackward" -> "T", "Relu" -> "Relu",
+    "torch::autograd::CopySlices" -> "CopySlices"."""
+    stripped = re.sub(r"Backward\d*$", "", name.rpartition("::")[2])
     return stripped or name
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from fitlab.explain import compat
 from fitlab.explain.decode import decode
+from fitlab.explain.records import HOOKED
 
 
 def storage_key(t: torch.Tensor):
@@ -51,13 +53,22 @@ def slots(node) -> tuple:
     return cached
 
 
-def saved_tensors(node, raw_attr: str) -> tuple:
-    """(tensors, hidden): the tensors in a saved slot, read without the version check (none once
-    freed), and how many a saved-tensor hook packed into something else (checkpoint's holders)."""
+def saved_tensors(node, raw_attr: str, checked_attr: str) -> tuple:
+    """(tensors, hidden): the tensors in a saved slot, read without the version check where torch
+    allows (compat.SAVED_DATA; elsewhere unpacked: none if stale), none once freed; and how many a
+    saved-tensor hook packed into something else (checkpoint's holders)."""
+    if not compat.SAVED_DATA:
+        if hooked(node, raw_attr):
+            return [], 1
+        try:
+            got = getattr(node, checked_attr)
+        except RuntimeError:
+            return [], 0
+        return [t for t in (got if isinstance(got, (tuple, list)) else (got,)) if isinstance(t, torch.Tensor)], 0
     try:
         raw = getattr(node, raw_attr)
         raws = raw if isinstance(raw, (tuple, list)) else (raw,)
-        packed = [r.data for r in raws if r is not None]
+        packed = [compat.saved_data(r) for r in raws if r is not None]
     except RuntimeError:
         return [], 0
     tensors = [t for t in packed if isinstance(t, torch.Tensor)]
@@ -65,15 +76,16 @@ def saved_tensors(node, raw_attr: str) -> tuple:
 
 
 def hooked(node, raw_attr: str) -> bool:
-    """Whether a saved-tensor hook packed this slot (unpacking it would run the hook)."""
+    """Whether a saved-tensor hook packed this slot (unpacking it would run the hook); where torch
+    does not say, whether hooks were on when the recorder tagged the node (records.HOOKED)."""
+    if not compat.SAVED_DATA:
+        return bool(node.metadata.get(HOOKED))
     try:
         raw = getattr(node, raw_attr)
         raws = raw if isinstance(raw, (tuple, list)) else (raw,)
-        return any(r is not None and r.unpack_hook is not None for r in raws)
+        return any(r is not None and compat.unpack_hook(r) is not None for r in raws)
     except (RuntimeError, AttributeError):
         return False
-
-
 def stale_error(node, checked_attr: str) -> RuntimeError | None:
     """The in-place error torch raises on unpacking this slot, or None if it unpacks."""
     try:

@@ -8,11 +8,13 @@ The function mode sits above autograd: after a call returns, its outputs have th
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
 
+from fitlab.explain import compat, writes
 from fitlab.explain import stack as stacks
 
 BACKWARDS = frozenset({torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad})
@@ -21,13 +23,10 @@ _CREATE_GRAPH_AT = {torch.Tensor.backward: 3, torch.autograd.backward: 3, torch.
 _MODULE_CALL = torch.nn.Module._call_impl.__code__
 
 
-# torch.compiler.is_compiling (torch 2.3+): True while Dynamo traces, constant in its graph.
-_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-
-
-# The number the thread's next autograd node will get (absent from older torch: every node
-# reached from a call's outputs is then taken as made by that call).
-sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", lambda: None)
+# The third item of a node's tag entry when forward-mode AD's formula inside the call made it.
+FORMULA = "forward-mode AD"
+_compiling = compat.is_compiling
+sequence_nr = compat.sequence_nr
 
 
 class GraphMode(TorchFunctionMode):
@@ -35,6 +34,7 @@ class GraphMode(TorchFunctionMode):
         super().__init__()
         self.recorder = recorder
 
+    @compat.dynamo_opaque
     def __torch_function__(self, func, types, args=(), kwargs=None):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
         kwargs = kwargs or {}
@@ -42,8 +42,19 @@ class GraphMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if func in BACKWARDS:
             return self.recorder._differentiate(func, args, kwargs)
-        since = sequence_nr()
-        out = func(*args, **kwargs)
+        since, seq, dual = sequence_nr(), self.recorder.seq, compat.forward_ad_on()
+        if dual and not compat.KERNELS:
+            # Under any dispatch mode torch's forward-mode formulas run otherwise (softmax's no longer
+            # writes what it saved, pytorch#162350): the call runs without writes.WriteMode.
+            with compat.popped(writes.WriteMode):
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
+        if dual and since is not None:
+            # Forward-mode AD's formulas make nodes the call's outputs may not reach (a tangent's
+            # graph): the numbers they got are kept, so that a later call reaching one names this one.
+            # From the call's first write on: a formula may write what it saved (pytorch#162350).
+            self.recorder.dual_calls.append((since, sequence_nr(), (seq, stacks.capture(2), FORMULA)))
         if isinstance(out, torch.Tensor):
             try:  # inline, not grad_fn(out): a call per op costs on loops of tiny ops
                 gf = out.grad_fn
@@ -78,6 +89,44 @@ def step_hooks() -> tuple:
 
     return (optimizer.register_optimizer_step_pre_hook(_step_started),
             optimizer.register_optimizer_step_post_hook(_step_ended))
+
+
+class _Hooks(threading.local):
+    depth = 0
+
+
+_HOOKS = _Hooks()
+
+
+def hooks_on() -> bool:
+    """Whether saved-tensor hooks entered while recording are on, on this thread."""
+    return _HOOKS.depth > 0
+
+
+def count_saved_tensors_hooks() -> tuple:
+    """Make saved_tensors_hooks (checkpoint's, save_on_cpu's) count themselves per thread while
+    recording, where torch cannot tell a hooked saved tensor (compat.SAVED_DATA false); returns
+    what to give uncount_saved_tensors_hooks."""
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    enter, leave = hooks.__enter__, hooks.__exit__
+
+    def entered(self):
+        out = enter(self)
+        _HOOKS.depth += 1
+        return out
+
+    def left(self, *exc):
+        _HOOKS.depth = max(_HOOKS.depth - 1, 0)
+        return leave(self, *exc)
+    hooks.__enter__, hooks.__exit__ = entered, left
+    return enter, leave, entered
+
+
+def uncount_saved_tensors_hooks(patched: tuple) -> None:
+    """Undo count_saved_tensors_hooks."""
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    if hooks.__enter__ is patched[2]:
+        hooks.__enter__, hooks.__exit__ = patched[0], patched[1]
 
 
 def grad_fn(t: torch.Tensor):

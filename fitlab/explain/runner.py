@@ -93,7 +93,7 @@ def _stale(fail, tensor_type) -> StaleTensor:
                    for w in fail.writes)
     # Without the saving call, the cause is a guess: no fix rather than a wrong one.
     fix = (choose_fix(fail.writes[0], fail.saved_stack, fail.failed_stack, fail.carried, fail.storage)
-           if fail.writes and fail.saved_seen else None)
+           if fail.writes and fail.saved_seen and not fail.formula else None)
     return StaleTensor(TensorFacts(fail.shape, fail.node, fail.saved_as, fail.version, fail.saved_version, tensor_type),
                        stacks.user_frames(fail.saved_stack), writes, fix, stacks.via(fail.saved_stack),
                        fail.writes_missing)

@@ -247,13 +247,17 @@ def via(stack: tuple) -> tuple:
 
 
 OVERRIDES = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
+_DYNAMO_WRAPPER = os.path.join(os.path.dirname(torch.__file__), "_dynamo", "eval_frame.py")
 
 
 def inserted(filename: str, callee: str | None) -> bool:
     """Whether a frame (its file; callee: the file of the frame it called, or None) is one the
     recorder put on the stack: fitlab's (its function mode, its write kernels), torch's dispatch
-    into the mode (overrides.py), or the torch function whose call was handed to the mode."""
+    into the mode (overrides.py), the torch function whose call was handed to the mode, or
+    Dynamo's wrapper that keeps the mode out of its traces (compat.dynamo_opaque)."""
     if filename == OVERRIDES or owner(filename) == "fitlab" and filename.startswith(_EXPLAIN):
+        return True
+    if filename == _DYNAMO_WRAPPER and callee is not None and callee.startswith(_EXPLAIN):
         return True
     return callee == OVERRIDES and owner(filename) == "torch"
 

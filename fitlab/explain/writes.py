@@ -31,32 +31,9 @@ import warnings
 
 import torch
 from torch.autograd.graph import increment_version as _increment_version
+from torch.utils._python_dispatch import TorchDispatchMode
 
-
-def _takes_lists() -> bool:
-    try:
-        torch._C._increment_version([torch.empty(0)])
-    except (TypeError, RuntimeError):  # torch < 2.5 bumps one tensor per call
-        return False
-    return True
-
-
-if _takes_lists():
-    # torch's own function, without the Python wrapper that only turns one tensor into a tuple:
-    # every write pays it.
-    increment_version = torch._C._increment_version
-else:
-    def increment_version(tensors) -> None:
-        """Bump each tensor's version (this torch's increment_version takes one tensor)."""
-        for t in tensors:
-            _increment_version(t)
-
-
-# Bound at import, so that a torch without them is refused in one line (see __main__).
-_below = torch._C._AutoDispatchBelowADInplaceOrView
-_all_schemas, _op_names = torch._C._jit_get_all_schemas, torch._C._dispatch_get_all_op_names
-_registered_at = torch._C._dispatch_get_registrations_for_dispatch_key
-_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+from fitlab.explain import compat
 
 # How a kernel bumps the written tensors' versions, as torch's path without it does:
 # ALWAYS for an op torch bumps at this key; PASS for an in-place op torch lets fall through
@@ -64,7 +41,6 @@ _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 # kernel elsewhere; a _fused_ optimizer step: never), handed on to that kernel as it is;
 # NEVER for an op that writes a buffer on the side (batch norm's running stats), as torch.
 ALWAYS, PASS, NEVER = range(3)
-_after_key = torch._C._after_ADInplaceOrView_keyset
 # Depth of foreach/fused ops running on this thread: the ops they run inside are not reported.
 class _Inside(threading.local):
     depth = 0
@@ -87,18 +63,19 @@ def _written(schema) -> tuple:
 
 def written_ops() -> list:
     """(name, op overload, written (index, name) pairs, in-place or out=, bump) of every
-    aten op that writes an argument and is not a composite of other ops; cached."""
-    if _OPS:
+    aten op that writes an argument and is not a composite of other ops; cached (none where
+    the kernels' APIs are missing, compat.KERNELS)."""
+    if _OPS or not compat.KERNELS:
         return _OPS
-    names = set(_op_names())
-    bumped = set(_registered_at("ADInplaceOrView"))
-    for schema in _all_schemas():
+    names = set(compat.op_names())
+    bumped = set(compat.registered_at("ADInplaceOrView"))
+    for schema in compat.all_schemas():
         if not schema.name.startswith("aten::"):
             continue
         written = _written(schema)
         name = schema.name + ("." + schema.overload_name if schema.overload_name else "")
         if (not written or name not in names
-                or _has_kernel(name, "CompositeImplicitAutograd")):
+                or compat.has_kernel(name, "CompositeImplicitAutograd")):
             continue
         packet = getattr(torch.ops.aten, schema.name[len("aten::"):])
         op = getattr(packet, schema.overload_name or "default")
@@ -109,7 +86,7 @@ def written_ops() -> list:
 
 
 def _kernel(name: str, op, written: tuple, inplace: bool, bump: int):
-    below, call = _below, op._op
+    below, call, increment_version = compat.below, op._op, compat.increment_version
 
     def kernel(*args, **kwargs):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
@@ -134,7 +111,7 @@ def _passing_kernel(name: str, op, written: tuple, inplace: bool):
     """For an op torch does not bump at this key (foreach, fused): report, then hand the op to
     the next key as torch's fallthrough does, so that whatever it runs inside itself bumps as it
     would (a CPU foreach op's per-tensor `add_`s do; a fused optimizer step bumps nothing)."""
-    after, redispatch = _after_key, op.redispatch
+    after, redispatch = compat.after_key, op.redispatch
 
     def kernel(keyset, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
@@ -161,9 +138,58 @@ def _tensors(written: tuple, args, kwargs) -> list:
     return tensors
 
 
+# Per op overload seen by WriteMode: (name, written (index, name) pairs, in-place or out=, an
+# in-place foreach op), or None.
+_SEEN: dict = {}
+
+
+def _writes_of(func):
+    known = _SEEN.get(func, False)
+    if known is False:
+        schema = func._schema
+        written = _written(schema)
+        inplace = schema.name.endswith("_") or any(a.is_out for a in schema.arguments)
+        foreach = inplace and schema.name.startswith("aten::_foreach_")
+        known = (schema.name, written, inplace, foreach) if written and schema.name.startswith("aten::") else None
+        _SEEN[func] = known
+    return known
+
+
+class WriteMode(TorchDispatchMode):
+    """The public path where the kernels' APIs are missing (compat.KERNELS false): a dispatch mode,
+    on each recorded thread, sees every op below autograd and reports those whose schema writes an
+    argument, before the op runs (torch bumps the version after it, above this mode)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+        kwargs = kwargs or {}
+        known = _writes_of(func)
+        if known is None:
+            return func(*args, **kwargs)
+        tensors = _tensors(known[1], args, kwargs)
+        for rec in ACTIVE:
+            rec._record_write(known[0], known[2], tensors)
+        if not known[3]:
+            return func(*args, **kwargs)
+        # A foreach op's own per-tensor writes, which bump each tensor without a mode, bump none
+        # under one (they run below ADInplaceOrView): bump as torch would have.
+        versions = [t._version for t in tensors]
+        out = func(*args, **kwargs)
+        for t, v in zip(tensors, versions):
+            if t._version == v:
+                _increment_version(t)  # one tensor a call: torch 2.1's takes no list
+        return out
+
+
+def thread_mode():
+    """What a recorded thread runs under to see its writes: WriteMode on the public path, nothing
+    with the kernels (they see every thread's)."""
+    return contextlib.nullcontext() if compat.KERNELS else WriteMode()
+
+
 def _register() -> None:
     global _library
-    if _library is None:
+    if _library is None and compat.KERNELS:
         library = torch.library.Library("aten", "IMPL")
         with warnings.catch_warnings():
             # "Overriding a previously registered kernel": torch's, restored by _destroy.

@@ -146,3 +146,14 @@ def test_a_forked_child_ends_as_pythons_and_the_parent_reports(tmp_path):
     # The child prints Python's traceback only (no report, no frames of ours).
     assert ours.stderr == alone.stderr
     assert json.loads((tmp_path / "r.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.parametrize("version", ["2.0.1", "1.13.1+cu117"])
+def test_a_torch_below_the_range_is_refused_in_one_line(monkeypatch, capsys, version):
+    import torch
+
+    from fitlab.explain.__main__ import main
+    monkeypatch.setattr(torch, "__version__", version)
+    assert main([str(SCRIPTS / "finishes_clean.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"({version})" in err and "torch>=2.1" in err

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from fitlab.explain import Recorder, format_report, run_script
-from fitlab.explain.recorder import CONTENTS
+from fitlab.explain.records import CONTENTS
 from tests.explain.test_advice import replaced, run_text, source
 from tests.explain.test_explain import ROOT, SCRIPTS, marked
 

@@ -66,6 +66,10 @@ FAILING = [
     ("loop_later_write.py", "aten::add_", "augmented_assignment"),
     ("autograd_grad.py", "aten::mul_", "augmented_assignment"),
     ("silent_then_error.py", "aten::add_", "augmented_assignment"),
+    # torch names the tensor as "output 0 of torch::autograd::CopySlices" (a slice assignment made it)
+    ("slice_assign_saved.py", "aten::fill_", "index_assignment"),
+    # raised in a ThreadPoolExecutor's thread, raised again by result() on the main thread
+    ("thread_pool_logger.py", "aten::mul_", "augmented_assignment"),
 ]
 
 
@@ -378,3 +382,9 @@ def test_the_decoder_imports_no_torch():
             "print('torch' in sys.modules, e.decode is sys.modules['fitlab.explain.decode'].decode)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert proc.stdout.split() == ["False", "True"]
+
+
+def test_an_error_raised_in_a_pools_thread_names_the_thread():
+    code, report, _ = explain("thread_pool_logger.py")
+    assert code == 1 and report["fix"] is not None
+    assert any("raised in thread 'logger_0'" in note for note in report["notes"])
