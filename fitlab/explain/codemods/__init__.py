@@ -158,13 +158,13 @@ def method(value, name: str):
 
 
 class Names(cst.CSTVisitor):
-    """The names a node reads (not the attributes after a dot, not keyword names)."""
+    """The Name nodes a node reads (not the attributes after a dot, not keyword names)."""
 
     def __init__(self):
-        self.names: set = set()
+        self.nodes: list = []
 
     def visit_Name(self, node) -> None:
-        self.names.add(node.value)
+        self.nodes.append(node)
 
     def visit_Attribute(self, node) -> bool:
         node.value.visit(self)
@@ -175,11 +175,16 @@ class Names(cst.CSTVisitor):
         return False
 
 
-def reads(node) -> set:
-    """The names `node` reads."""
+def read_nodes(node, name: str | None = None) -> list:
+    """The Name nodes `node` reads (those of `name` only, if given)."""
     v = Names()
     node.visit(v)
-    return v.names
+    return [n for n in v.nodes if name is None or n.value == name]
+
+
+def reads(node) -> set:
+    """The names `node` reads."""
+    return {n.value for n in read_nodes(node)}
 
 
 def targets(st) -> set:

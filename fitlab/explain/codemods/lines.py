@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, reads, targets
+from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, read_nodes, reads, targets
 
 # Fills whose result does not read the old values: `x.normal_()` -> `x = torch.randn_like(x)`.
 _LIKE = {"normal_": "torch.randn_like", "uniform_": "torch.rand_like", "zero_": "torch.zeros_like"}
@@ -287,17 +287,14 @@ class CloneAtSave(Codemod):
         st, small = tree.simple(site.saved[-1])
         if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             # x /= x.norm(): saved and written on one line; the read the op saved is the one cloned.
-            names = _ReadNames(site.name or small.target.value)
-            small.value.visit(names)
-            for n in names.found:
+            for n in read_nodes(small.value, site.name or small.target.value):
                 tree.mark(n, method(n, "clone"))
             return
         if not isinstance(small, cst.Assign):
             raise Skip("the saved line is no assignment")
-        names = _ReadNames(site.name)
-        small.value.visit(names)
-        if site.name is not None and names.found:
-            for n in names.found:
+        found = read_nodes(small.value, site.name) if site.name is not None else []
+        if found:
+            for n in found:
                 tree.mark(n, method(n, "clone"))
         elif isinstance(small.value, (cst.Dict, cst.List, cst.Tuple)):
             # A container made at the saved line: each tensor an element computes, copied as it is stored.
@@ -308,22 +305,3 @@ class CloneAtSave(Codemod):
             tree.mark(small.value, method(small.value, "clone"))
         else:
             raise Skip("the saved line neither reads nor binds a name of the saved tensor, nor builds a container")
-
-
-class _ReadNames(cst.CSTVisitor):
-    """The Name nodes reading `name` (not keyword names, not attributes after a dot)."""
-
-    def __init__(self, name: str):
-        self.name, self.found = name, []
-
-    def visit_Name(self, node) -> None:
-        if node.value == self.name:
-            self.found.append(node)
-
-    def visit_Attribute(self, node) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node) -> bool:
-        node.value.visit(self)
-        return False
