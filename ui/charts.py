@@ -38,13 +38,16 @@ def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -
     """The Vega-Lite spec of build(*args) (an Altair chart, a spec, or a
     dict of specs by name), its data sets Arrow tables, built on the first
     call for (build, key) by any session and shared, read only, afterwards."""
+    # Before, not inside, the cached call: st.cache_resource holds a lock on the key while it
+    # builds, and a run waiting there for a drawing permit would block, while they hold theirs,
+    # the runs that want the same chart (the class of 200: 92 never got theirs).
+    state.let_others_draw()
     return kept(f"{build.__module__}.{build.__qualname__}", key, lambda: _with_arrow(build(*args)))
 
 
 @st.cache_resource(max_entries=MAX_SPECS, show_spinner=False, hash_funcs=KEYED_BY_REPR)
 def kept(name: str, key: Hashable, _make: Callable[[], dict]) -> dict:
     """_make(), once per (name, key) while kept (kept.clear() forgets all)."""
-    state.let_others_draw()
     return _make()
 
 

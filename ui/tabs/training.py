@@ -277,7 +277,6 @@ def parameter_tables_of(config: Config, _run: Run) -> dict[str, pa.Table]:
     `config`, by net, as Arrow tables: the cells past a layer's inputs
     missing (shown blank), a diverged run's NaN and inf kept as numbers
     (shown "NaN", "Infinity")."""
-    let_others_draw()
     return {net: _arrow_matrix(params) for net, params in (("teacher", _run.teacher_params),
                                                           ("student", _run.student_params))}
 
@@ -304,6 +303,10 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias).
     Stacked, each has the page's width: at 1400 px side by side showed 5 of
     the default's 11 columns."""
+    # Outside the cached function: st.cache_resource holds a lock on its key while it builds, and a
+    # page run waiting for a drawing permit inside it would block every run that wants the same key
+    # while holding theirs.
+    let_others_draw()
     tables = parameter_tables_of(run.config, run)
     height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):
