@@ -73,6 +73,12 @@ class Tree:
             raise Skip(f"line {line} is not one simple statement")
         return st, st.body[0]
 
+    def written(self, site: Site):
+        """The one small statement of the innermost written line this file holds (see `simple`)."""
+        if not site.written:
+            raise Skip("no written line in this file")
+        return self.simple(site.written[-1])
+
     def block_of(self, node):
         """The statements of the block holding `node` (a statement), or None."""
         body = getattr(self.parents.get(node), "body", None)

@@ -135,9 +135,7 @@ class UnderNoGrad(Codemod):
                "and the line under it")
 
     def find(self, tree: Tree, site: Site) -> None:
-        if not site.written:
-            raise Skip("no written line in this file")
-        st, _ = tree.simple(site.written[-1])
+        st, _ = tree.written(site)
         tree.mark(st, lambda updated: cst.With(
             items=[cst.WithItem(cst.parse_expression("torch.no_grad()"))],
             body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])]),

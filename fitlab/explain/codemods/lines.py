@@ -139,9 +139,7 @@ class OutOfPlace(Codemod):
         self.attributes = attributes
 
     def find(self, tree: Tree, site: Site) -> None:
-        if not site.written:
-            raise Skip("no written line in this file")
-        st, small = tree.simple(site.written[-1])
+        st, small = tree.written(site)
         code = tree.code
         calls = _Calls()
         small.visit(calls)
@@ -215,9 +213,7 @@ class CloneFirst(Codemod):
                "it reads `x`)")
 
     def find(self, tree: Tree, site: Site) -> None:
-        if not site.written:
-            raise Skip("no written line in this file")
-        st, small = tree.simple(site.written[-1])
+        st, small = tree.written(site)
         if isinstance(small, cst.Assign) and len(small.targets) == 1:
             target, sign = small.targets[0].target, "="
         elif isinstance(small, cst.AugAssign):
