@@ -13,7 +13,11 @@ clones before a write, computes what the program meant, the gradients it has whe
 tensor keeps the value it had when saved (REFERENCE: fix/ reruns the original with
 torch.autograd.graph.saved_tensors_hooks packing a clone and compares). An edit that changes what
 is computed (a detach, a fresh forward after an optimizer step) has no such reference: it RUNS,
-and `changes` says what it changes.
+and `changes` says what it changes. One such edit has a reference of its own (RETAINED): the detach
+of a forward shared by two losses, whose reference is the original with every graph kept
+(retain_graph=True): each backward of the edited program must compute the reference's gradients on
+the weights it reaches, and the weights must end equal (the gradient the detach cuts, which the
+reference's first backward also sent to what made the shared tensor, never reached a step).
 
 To add a cause: append a `Cause(...)` to `_LIST` with its key, sign, fix, advice, codemod (an
 instance of a codemods.Codemod, or None) and proof; teach advice.py's `choose_fix` when to pick it;
@@ -27,10 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fitlab.explain.codemods import Codemod
-from fitlab.explain.codemods.flow import DetachState, DetachValue, FreshForward, UnderNoGrad
+from fitlab.explain.codemods.flow import DetachFirstUse, DetachState, DetachValue, FreshForward, UnderNoGrad
 from fitlab.explain.codemods.lines import CloneAtSave, CloneFirst, CloneWeight, DropInplace, OutOfPlace
 
-REFERENCE, RUNS = "reference", "runs"
+REFERENCE, RUNS, RETAINED = "reference", "runs", "retained"
 # --fix's verdicts (fix/): RUNS is both a cause's proof and the verdict it can earn at best.
 PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
 
@@ -59,8 +63,9 @@ class Cause:
     """One cause. key: the fix kind in reports; sign: how it shows in code, in general; fix: the
     fix in one sentence, in general; advice: the report's sentence ({placeholders} filled by
     advice.py from what was recorded); codemod: the edit --fix applies (a codemods.Codemod), None
-    if no edit is mechanical; proof: REFERENCE or RUNS (see the module's docstring); changes: for
-    RUNS, what the edit changes in what the program computes."""
+    if no edit is mechanical; proof: REFERENCE, RUNS or RETAINED (see the module's docstring); changes:
+    for RUNS and RETAINED, what the edit changes in what the program computes; no_edit: without a
+    codemod, why no edit is mechanical, in one line (--fix and docs/explain.md say it)."""
 
     key: str
     sign: str
@@ -69,6 +74,7 @@ class Cause:
     codemod: Codemod | None
     proof: str | None
     changes: str = ""
+    no_edit: str = ""
 
 
 _LIST = (
@@ -201,9 +207,6 @@ _RETAIN = ("retain_graph=True on the first backward() is for a second walk you r
            "tensor the graph saved in memory until a backward without it")
 _NOT_DATA = ("Not `.data`: autograd does not see a write through it, so a graph that saved the old values "
              "would silently use the new ones.")
-# No codemod for freed_shared_forward (detaching where the tensor is made, the only edit at hand,
-# would starve the loss that needs its gradient: a GAN's generator) nor freed_accumulated_loss (its
-# fix, a backward per iteration, moves code); the advice stands.
 _NEIGHBOURS = (
     Cause(
         "freed_shared_forward",
@@ -216,7 +219,7 @@ _NEIGHBOURS = (
         "discriminator loss on the generator's output), detach it in that loss, `D(fake.detach())`, so that "
         "only the other backward walks it. If both losses need it, add them and call backward() once. "
         + _RETAIN + ".",
-        None, RUNS,
+        DetachFirstUse(), RETAINED,
         "that loss's backward stops at the detached tensor: no gradient of it reaches what made the "
         "tensor (in a GAN, the generator, which the discriminator's step does not train)"),
     Cause(
@@ -256,8 +259,10 @@ _NEIGHBOURS = (
         "earlier backward ({first}) walked and freed their graphs. Call backward() on this iteration's "
         "loss alone, and keep the running total for logging as a number (`total_loss += loss.item()`) or "
         "a detached tensor (`loss.detach()`).",
-        None, RUNS,
-        "each backward differentiates its own iteration's loss; the total is kept for logging only"),
+        None, None,
+        no_edit="this error arises only when a backward differentiates the accumulated total itself (a total "
+        "kept for logging alone is never walked again), and whether you meant a backward of each iteration's "
+        "loss or one of the whole sum after the loop, no edit can tell"),
     Cause(
         "leaf_update",
         "A hand-written update of a parameter (`w -= lr * w.grad`, `p.add_(-lr * p.grad)`) run with grad "
@@ -297,7 +302,9 @@ _NEIGHBOURS = (
         "an in-place write into one of several views of one call. Take the out-of-place form and keep "
         "the result (`c = c.mul(s)`; rebuild a tensor from its parts with `torch.stack` or `torch.cat`), or "
         "`.clone()` the views where they are made.",
-        None, REFERENCE),
+        None, REFERENCE,
+        no_edit="the out-of-place form leaves the views unwritten, so what reads them after the write decides "
+        "between it and a `.clone()` where they are made, which no edit can tell"),
     Cause(
         "function_view_write",
         "An in-place write into a view a custom autograd.Function returned (or its input returned as-is).",
@@ -317,7 +324,9 @@ _NEIGHBOURS = (
         "in-place write (build the module without `inplace=True`), or take the gradient with a tensor hook "
         "instead of the full backward hook: a forward hook that calls `output.register_hook(...)` wraps "
         "nothing.",
-        None, REFERENCE),
+        None, REFERENCE,
+        no_edit="both fixes change what you wrote elsewhere than the line that failed (the module's build, or "
+        "the kind of hook and what it receives), a choice for you"),
 )
 
 CAUSES: dict[str, Cause] = {c.key: c for c in _LIST + _NEIGHBOURS}

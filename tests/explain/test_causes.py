@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from fitlab.explain.causes import BUMPS, CAUSES, FREED_GRAPH, REFERENCE, RUNS
+from fitlab.explain.causes import BUMPS, CAUSES, FREED_GRAPH, REFERENCE, RETAINED, RUNS
 from fitlab.explain.codemods import Codemod
 from fitlab.explain.decode import LIKELY_CAUSES
 
@@ -48,9 +48,11 @@ def test_every_decoded_cause_and_every_edit_is_in_the_list():
     for kind, keys in LIKELY_CAUSES.items():
         assert keys and all(k in CAUSES for k in keys), kind
     for c in CAUSES.values():
-        assert c.proof in (REFERENCE, RUNS), c.key
+        assert c.proof in (REFERENCE, RUNS, RETAINED) or c.proof is None and c.codemod is None, c.key
         assert c.codemod is None or isinstance(c.codemod, Codemod) and c.codemod.name and c.codemod.summary, c.key
-        assert (c.proof == RUNS) == bool(c.changes), c.key
+        assert (c.proof in (RUNS, RETAINED)) == bool(c.changes), c.key
+        # A cause without an edit says why in one line; one with an edit needs no such line.
+        assert (c.codemod is None) == bool(c.no_edit) and "\n" not in c.no_edit, c.key
 
 
 def test_which_writes_bump_a_version_is_what_torch_does():

@@ -15,6 +15,7 @@ import pytest
 from fitlab.explain import fix
 from fitlab.explain.causes import CAUSES, REFERENCE
 from fitlab.explain.codemods import Codemod, Site, Tree, parse_statements
+from fitlab.explain.codemods.flow import DetachValue
 from fitlab.explain.codemods.lines import OutOfPlace
 
 from .test_explain import SCRIPTS, marked
@@ -48,7 +49,8 @@ def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_re
     proc = cli("--fix", copy, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("Traceback (most recent call last)")
-    assert f"1. {cause} written at {script}:{marked(script, mark)}: RUNS: the error is gone" in proc.stderr
+    label = "built at" if mark == "built-here" else "written at"
+    assert f"1. {cause} {label} {script}:{marked(script, mark)}: RUNS: the error is gone" in proc.stderr
     assert f"--- a/{script}\n+++ b/{script}\n" in proc.stderr and f"\n{added}\n" in proc.stderr
     why = NO_REFERENCE if CAUSES[cause].proof == REFERENCE else CAUSES[cause].changes
     assert "no reference applies: " in proc.stderr and why in proc.stderr and "PROVED" not in proc.stderr
@@ -67,9 +69,9 @@ def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script,
     assert ran.returncode == 0, ran.stderr
 
 
-# Each neighbour fixture whose cause has no codemod (its fix needs a choice no edit can make alone).
+# Each neighbour fixture whose cause has no codemod (its fix needs a choice no edit can make alone: `no_edit`).
 UNEDITED = {"view_unbind_denormalize.py": "multi_view_write", "view_backward_hook.py": "hook_view_write",
-            "freed_gan_no_detach.py": "freed_shared_forward", "freed_loss_accumulated.py": "freed_accumulated_loss"}
+            "freed_loss_accumulated.py": "freed_accumulated_loss"}
 
 
 @pytest.mark.parametrize("script", sorted(UNEDITED))
@@ -78,7 +80,8 @@ def test_a_neighbouring_cause_without_a_codemod_ends_in_no_edit_with_its_reason(
     assert report.neighbour is not None and report.proof is not None
     [culprit] = report.proof.culprits
     assert (report.proof.verdict, culprit.kind) == (fix.NO_EDIT, UNEDITED[script])
-    assert culprit.said == "no mechanical edit applies to these lines; the advice above stands"
+    # The cause's own one-line reason: for a loss accumulated across iterations, why no edit keeps your intent.
+    assert culprit.said == f"no edit: {CAUSES[UNEDITED[script]].no_edit}; the advice above stands"
     assert report.proof.files == {}
 
 
@@ -137,10 +140,89 @@ def test_two_hand_written_updates_are_edited_one_after_the_other_and_run_togethe
     proof = report.proof
     # The second write's line is that of the copy as edited so far (the first edit added a line), as
     # for the in-place error's culprits.
-    assert [(c.kind, c.written_at, c.verdict) for c in proof.culprits] == [
+    assert [(c.kind, c.at, c.verdict) for c in proof.culprits] == [
         ("leaf_update", "two_updates.py:5", fix.NEXT_WRITE), ("leaf_update", "two_updates.py:7", fix.RUNS)]
     assert proof.culprits[0].said == "this failure is gone; another write now fails (below)"
     assert proof.diff.count("+with torch.no_grad():") == 2
     ran = subprocess.run([sys.executable, "-c", proof.files[str(script)]], capture_output=True, text=True,
                          timeout=300, check=False)
     assert ran.returncode == 0, ran.stderr
+
+
+GAN = "freed_gan_no_detach.py"
+
+
+def test_cli_fix_of_a_gan_detaches_the_fake_in_d_loss_only_and_proves_it_against_the_graph_kept(tmp_path):
+    copy = tmp_path / GAN
+    shutil.copy(SCRIPTS / GAN, copy)
+    proc = cli("--fix", copy, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    # The line a freed graph's fix is for is labelled as the report labels it: where the graph was built.
+    built = f"{GAN}:{marked(GAN, 'built-here')}"
+    assert f"1. freed_shared_forward built at {built}: PROVED: the error is gone" in proc.stderr
+    assert "every weight ends as there" in proc.stderr
+    assert "\n+    errD = bce(D(real), ones) + bce(D(fake.detach()), zeros)\n" in proc.stderr
+    # Not where the fake is made (G would never learn), and G's loss untouched.
+    assert "+    fake = G(" not in proc.stderr and "+    errG" not in proc.stderr
+
+
+def _verdict_with(codemod, monkeypatch, script: str = str(SCRIPTS / GAN)):
+    monkeypatch.setitem(CAUSES, "freed_shared_forward",
+                        dataclasses.replace(CAUSES["freed_shared_forward"], codemod=codemod))
+    report = fix.run_fixed("script", script)
+    [culprit] = report.proof.culprits
+    return culprit
+
+
+def test_a_detach_where_the_fake_is_made_starves_the_generator_and_did_not_help(monkeypatch):
+    culprit = _verdict_with(DetachValue(), monkeypatch)   # `fake = G(...).detach()`: the error is gone too
+    assert culprit.verdict == fix.DID_NOT_HELP, culprit.said
+    assert "get no gradient at all: this edit cuts a gradient your program needs" in culprit.said
+
+
+class _GBackwardFirst(Codemod):
+    """G's loss and backward moved before D's step (the other "fix" people try)."""
+
+    name = "g_backward_first"
+
+    def find(self, tree: Tree, site: Site) -> None:
+        step, g_loss, g_backward = (tree.simple(n)[0] for n in (21, 23, 24))
+        tree.mark(step, [g_loss, g_backward, step])
+        tree.mark(g_loss, [])
+        tree.mark(g_backward, [])
+
+
+def test_moving_g_backward_before_d_step_leaves_the_freed_graph_and_did_not_help(monkeypatch):
+    culprit = _verdict_with(_GBackwardFirst(), monkeypatch)   # D's backward has freed G's graph already
+    assert culprit.verdict == fix.DID_NOT_HELP
+    assert culprit.said == "the edited copy fails the same way: this edit is no fix"
+
+
+def test_a_gan_that_steps_g_on_d_loss_gradient_too_runs_and_says_what_the_detach_changes(tmp_path):
+    # opt_G.zero_grad() before D's backward: with the graph kept, G's step would add D's loss's gradient.
+    script = tmp_path / "gan_zero_first.py"
+    script.write_text((SCRIPTS / GAN).read_text().replace("    opt_D.zero_grad()\n", "    opt_D.zero_grad()\n"
+                                                          "    opt_G.zero_grad()\n").replace(
+        "    opt_G.zero_grad()\n    errG", "    errG"))
+    report = fix.run_fixed("script", str(script))
+    [culprit] = report.proof.culprits
+    assert culprit.verdict == fix.RUNS, culprit.said
+    assert "ends with weights off by up to" in culprit.said and CAUSES["freed_shared_forward"].changes in culprit.said
+
+
+def test_a_user_discriminator_class_and_a_d_loss_helper_get_the_detach_at_the_callers_line(tmp_path):
+    script = tmp_path / "gan_classes.py"
+    script.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Disc(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.net = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))\n\n"
+        "    def forward(self, x):\n        return torch.sigmoid(self.net(x))\n\n\n"
+        "def d_loss(D, real, fake):\n    return -(torch.log(D(real)) + torch.log(1 - D(fake))).mean()\n\n\n"
+        "g = torch.Generator().manual_seed(0)\nG, D = nn.Linear(4, 6), Disc()\n"
+        "opt_D, opt_G = torch.optim.SGD(D.parameters(), lr=0.1), torch.optim.SGD(G.parameters(), lr=0.1)\n"
+        "real = torch.randn(8, 6, generator=g)\nfor step in range(2):\n"
+        "    fake = G(torch.randn(8, 4, generator=g))\n    opt_D.zero_grad()\n    d_loss(D, real, fake).backward()\n"
+        "    opt_D.step()\n    opt_G.zero_grad()\n    (-torch.log(D(fake)).mean()).backward()\n    opt_G.step()\n")
+    report = fix.run_fixed("script", str(script))
+    [culprit] = report.proof.culprits
+    assert culprit.verdict == fix.PROVED, culprit.said
+    assert "+    d_loss(D, real, fake.detach()).backward()" in report.proof.diff

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, reads, targets
+from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, read_nodes, reads, targets
 
 
 def _assign(st):
@@ -39,6 +39,41 @@ class DetachValue(Codemod):
                 tree.mark(a.value, method(a.value, "detach"))
                 return
         raise Skip("no saved line is an assignment to a name")
+
+
+class DetachFirstUse(Codemod):
+    """`.detach()` on the read of the shared tensor at each line that feeds only the first backward
+    (`site.written`, found from the recording: where the first graph used the shared part), the
+    tensor's name being the one the built line (`site.saved`) binds. Never where the tensor is made
+    (the second loss needs its gradient) nor at a line of the second graph (`site.failed`)."""
+
+    name = "detach_first_use"
+    summary = ("`.detach()` where the first backward's loss reads the shared output, which the recording "
+               "finds: `bce(D(fake), zeros)` -> `bce(D(fake.detach()), zeros)` (never where `fake` is made: "
+               "G's loss needs that gradient)")
+
+    def find(self, tree: Tree, site: Site) -> None:
+        if not site.written:
+            raise Skip("no line feeds the first backward alone: each use of the shared tensor is also the "
+                       "second's (a call both losses go through), so a detach there would cut the second's gradient")
+        if not site.saved:
+            raise Skip(f"the shared tensor was made in another function than line {site.written[0]}, which "
+                       "feeds the first backward: no name there is known to hold it")
+        a = _assign(tree.statement(site.saved[-1]))
+        if a is None:
+            raise Skip(f"line {site.saved[-1]}, which made the shared tensor, binds no one name")
+        name = a.targets[0].target.value
+        for line in site.written:
+            if line in site.failed or line in site.saved:
+                raise Skip(f"line {line} also feeds the second backward: a detach there would cut its gradient")
+            st = tree.statement(line)
+            if not isinstance(st, cst.SimpleStatementLine) or tree.line_of(st) != line:
+                raise Skip(f"line {line} is not a simple statement")
+            uses = read_nodes(st, name)
+            if len(uses) != 1:
+                raise Skip(f"line {line} reads `{name}` {len(uses) or 'no'} time{'s' if len(uses) != 1 else ''}: "
+                           "the recording names the line that feeds the first backward, not which read does")
+            tree.mark(uses[0], method(uses[0], "detach"))
 
 
 class FreshForward(Codemod):

@@ -10,21 +10,24 @@ import shutil
 from dataclasses import dataclass, field
 
 from fitlab.explain.causes import DID_NOT_HELP
+from fitlab.explain.neighbours.messages import WRITTEN_AT
 
 
 @dataclass(frozen=True)
 class Culprit:
-    """One write edited: its cause (causes.py key), where it was written (file:line, the user's
-    file), the verdict of the rerun with this edit and the ones before it, and that in words."""
+    """One failure edited: its cause (causes.py key), the line the fix is for (file:line, the user's
+    file), the verdict of the rerun with this edit and the ones before it, that in words, and the
+    line's label as the report gives it (the write's "written at", a freed graph's "built at")."""
 
     kind: str
-    written_at: str
+    at: str
     verdict: str
     said: str
+    label: str = WRITTEN_AT
 
     def to_dict(self) -> dict:
         """The JSON object of one entry of the fix's "culprits"."""
-        return {"kind": self.kind, "written_at": self.written_at, "verdict": self.verdict, "said": self.said}
+        return {"kind": self.kind, "label": self.label, "at": self.at, "verdict": self.verdict, "said": self.said}
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,16 @@ class Proof:
         """The JSON object of the report's "proof" field."""
         return {"verdict": self.verdict, "culprits": [c.to_dict() for c in self.culprits], "diff": self.diff,
                 "files": sorted(self.files)}
+
+
+def ran(backwards: int, stopped: str | None, bound: int, steps: int) -> str:
+    """How far an edited copy ran, in words: `backwards` calls made, the one that failed being call
+    `bound - steps`; stopped: "timeout" if the rerun was stopped at its deadline."""
+    past = backwards - (bound - steps)
+    calls = f"{backwards} backward call{'s' if backwards != 1 else ''}"
+    return ("stopped at the timeout, " if stopped == "timeout" else "") + (
+        f"{calls} run, the one that failed" + (f" and {past} past it" if past > 0 else "") if past >= 0 else
+        f"the program ended after {calls}")
 
 
 def unified_diff(program, texts: dict) -> str:
@@ -76,7 +89,7 @@ def format_proof(proof: Proof) -> str:
     out = ["", "--fix: the edit applied to a copy of your files, rerun:"]
     for i, c in enumerate(proof.culprits, 1):
         together = " (all the edits together)" if i == len(proof.culprits) > 1 else ""
-        out.append(f"  {i}. {c.kind} written at {c.written_at}: {c.verdict.upper()}{together}: {c.said}")
+        out.append(f"  {i}. {c.kind} {c.label} {c.at}: {c.verdict.upper()}{together}: {c.said}")
     if proof.diff and proof.verdict != DID_NOT_HELP:
         out += ["", proof.diff.rstrip("\n")]
     elif proof.diff:

@@ -27,6 +27,7 @@ import torch
 from fitlab.explain import modes, runner
 from fitlab.explain import stack as stacks
 from fitlab.explain.graph import walk
+from fitlab.explain.neighbours import freed
 from fitlab.explain.recorder import Recorder
 from fitlab.explain.report import Report
 
@@ -45,9 +46,14 @@ class BoundedRecorder(Recorder):
     from call `keep_from` on, or without it the last BEFORE calls."""
 
     def __init__(self, stop_after: int | None = None, deadline: float | None = None, keep_grads: bool = False,
-                 keep_from: int | None = None, check_contents: bool = False):
+                 keep_from: int | None = None, check_contents: bool = False, retain: bool = False,
+                 keep_weights: bool = False):
         super().__init__(check_contents=check_contents)
         self.stop_after, self.deadline, self.keep_grads = stop_after, deadline, keep_grads
+        # retain: every backward keeps its graph (causes.RETAINED's reference); keep_weights: the leaves
+        # each kept backward reached are kept, with their values when first reached (weights()).
+        self.retain, self.keep_weights = retain, keep_weights
+        self.leaves: dict = {}
         self.backwards = 0
         self.stopped: str | None = None   # "bound" or "timeout" once the program was stopped
         self.keep_from = keep_from
@@ -68,6 +74,11 @@ class BoundedRecorder(Recorder):
         if keep and not grad:
             leaves = [n.variable for n in walk(modes.roots(func, args, kwargs)) if hasattr(n, "variable")]
             before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
+        if keep and not grad and self.keep_weights:
+            for leaf in leaves:
+                self.leaves.setdefault(id(leaf), (fingerprint(leaf), leaf))
+        if self.retain:
+            args, kwargs = freed.retaining(func, args, kwargs)
         out = super()._differentiate(func, args, kwargs)
         if keep:
             # What this backward computed: autograd.grad's results, or what it added to each .grad.
@@ -80,6 +91,11 @@ class BoundedRecorder(Recorder):
         if self.stop_after is not None and self.backwards >= self.stop_after:
             self.stop("bound")
         return out
+
+
+    def weights(self) -> list:
+        """(shape, the values when first reached, the values now) of each leaf a kept backward reached."""
+        return [(tuple(leaf.shape), first, leaf.detach().clone()) for first, leaf in self.leaves.values()]
 
 
 def fingerprint(t: torch.Tensor) -> tuple:
@@ -262,11 +278,13 @@ def _alarm(rec: BoundedRecorder, deadline: float):
 
 
 def bounded(program: Program, texts: dict, stop_after: int, timeout: float, hooks: bool = False,
-             keep_from: int | None = None):
+             keep_from: int | None = None, retain: bool = False, weights: bool = False):
     """(Report, namespace, recorder) of one bounded run, keeping the gradients of the backward
-    calls from `keep_from` on; a stop at the bound is no error."""
+    calls from `keep_from` on (retain: every backward keeping its graph; weights: the leaves they
+    reached, BoundedRecorder.weights); a stop at the bound is no error."""
     deadline = time.monotonic() + timeout
-    rec = BoundedRecorder(stop_after=stop_after, deadline=deadline, keep_grads=True, keep_from=keep_from)
+    rec = BoundedRecorder(stop_after=stop_after, deadline=deadline, keep_grads=True, keep_from=keep_from,
+                          retain=retain, keep_weights=weights)
     try:
         with _alarm(rec, deadline):
             report, ns = program.run(texts, rec, hooks)

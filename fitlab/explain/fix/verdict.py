@@ -16,10 +16,22 @@ from dataclasses import replace
 
 import torch
 
-from fitlab.explain.causes import CAUSES, DID_NOT_HELP, NEXT_WRITE, NO_EDIT, PROVED, REFERENCE, RUNS, UNREFERENCED
-from fitlab.explain.fix.diff import Culprit, Proof, unified_diff
+from fitlab.explain.causes import (
+    CAUSES,
+    DID_NOT_HELP,
+    NEXT_WRITE,
+    NO_EDIT,
+    PROVED,
+    REFERENCE,
+    RETAINED,
+    RUNS,
+    UNREFERENCED,
+)
+from fitlab.explain.fix.diff import Culprit, Proof, ran, unified_diff
 from fitlab.explain.fix.rerun import BEFORE, BoundedRecorder, Program, bounded, fingerprint
+from fitlab.explain.fix.retained import judged as judged_retained
 from fitlab.explain.graph import storage_key
+from fitlab.explain.neighbours.messages import BUILT_AT, WRITTEN_AT
 from fitlab.explain.report import Report
 
 # Backwards run past the one that failed, by default (--fix-steps), and the seconds a rerun may take.
@@ -44,13 +56,14 @@ def _explained(report: Report) -> bool:
     return report.status == "inplace_error" or report.neighbour is not None
 
 
-def _culprit_frame(report: Report):
-    """The line the fix is for: the write (the in-place error's, a leaf's or a view's), or for a
-    freed graph the line that built it."""
+def _culprit(report: Report) -> tuple:
+    """(label, frame) of the line the fix is for: the write (the in-place error's, a leaf's or a
+    view's), or for a freed graph the line that built it; frame None if no line of the user's."""
     if report.neighbour is not None:
         places = {p.label: p.frames for p in report.neighbour.places}
-        return _innermost(places.get("written at") or places.get("built at") or ())
-    return _innermost(report.writes[0].frames) if report.writes else None
+        label = WRITTEN_AT if WRITTEN_AT in places else BUILT_AT
+        return label, _innermost(places.get(label, ()))
+    return WRITTEN_AT, _innermost(report.writes[0].frames) if report.writes else None
 
 
 def _where(program: Program, frame) -> str:
@@ -98,7 +111,8 @@ def edited(program: Program, report: Report, texts: dict, ns: dict, storage) -> 
     fix = _fix_of(report)
     codemod = CAUSES[fix.kind].codemod if fix is not None and fix.kind in CAUSES else None
     if codemod is None or not fix.sites:
-        return None, "no mechanical edit applies to these lines; the advice above stands"
+        why = CAUSES[fix.kind].no_edit if fix is not None and fix.kind in CAUSES else ""
+        return None, f"no edit: {why}; the advice above stands" if why else "no mechanical edit applies to these lines"
     name = _stale_name(report, ns, storage)
     new, why = dict(texts), ""
     for path, site in fix.sites:
@@ -119,7 +133,7 @@ def _key(report: Report) -> tuple:
     """What makes a failure the same one: the code of its saved and written lines (a neighbouring
     error: its kind and the code of the line its fix is for)."""
     if report.neighbour is not None:
-        frame = _culprit_frame(report)
+        _, frame = _culprit(report)
         return (report.status, frame.code if frame else None)
     saved = _innermost(report.saved_at)
     written = _innermost(report.writes[0].frames) if report.writes else None
@@ -183,42 +197,48 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
     # What the program computed before it failed: an edit must not change it.
     computed = first.grads
     culprits: list = []
-    kind, written = None, "(no line of yours)"
+    kind, written, label = None, "(no line of yours)", WRITTEN_AT
+
+    def add(culprit: Culprit) -> None:
+        culprits.append(replace(culprit, label=label))
     # A neighbouring error has no reference: the original never ran past the line that failed.
     reference = report.neighbour is None
     try:
         for _ in range(MAX_CULPRITS):
             kind = _fix_of(report).kind if _fix_of(report) else None
-            written = _where(program, _culprit_frame(report))
+            label, frame = _culprit(report)
+            written = _where(program, frame)
             new, why = edited(program, report, texts, ns, storage) if kind else (None, "no cause was named")
             if new is None:
-                culprits.append(Culprit(kind or "unknown", written, NO_EDIT, why))
+                add(Culprit(kind or "unknown", written, NO_EDIT, why))
                 break
-            bound = backwards + steps
-            again, again_ns, rec = bounded(program, new, bound, timeout, keep_from=first.backwards - BEFORE)
+            bound, keep_from = backwards + steps, first.backwards - BEFORE
+            kinds = [c.kind for c in culprits] + [kind]
+            retained = not reference and all(CAUSES[k].proof == RETAINED for k in kinds)
+            again, again_ns, rec = bounded(program, new, bound, timeout, keep_from=keep_from, weights=retained)
             texts = new
             if _explained(again):
                 if _key(again) == _key(report) or _fix_of(again) is None:
-                    culprits.append(Culprit(kind, written, DID_NOT_HELP,
+                    add(Culprit(kind, written, DID_NOT_HELP,
                                             "the edited copy fails the same way: this edit is no fix"))
                     break
                 other = "" if again.status == report.status else ": " + (again.error or "").split("\n")[0]
-                culprits.append(Culprit(kind, written, NEXT_WRITE,
+                add(Culprit(kind, written, NEXT_WRITE,
                                         f"this failure is gone; another write now fails (below{other})"))
                 report, backwards, ns = again, rec.backwards, again_ns
                 storage = rec.failure.storage if rec.failure is not None else None
                 continue
             if again.status != "finished":
-                culprits.append(Culprit(kind, written, DID_NOT_HELP,
+                add(Culprit(kind, written, DID_NOT_HELP,
                                         f"the edited copy dies of another error: {again.error}"))
                 break
-            kinds = [c.kind for c in culprits] + [kind]
-            culprits.append(_judged(program, texts, rec, computed, bound, steps, timeout, kinds, written) if reference
-                            else _unreferenced(rec, computed, bound, steps, kinds, written))
+            add(_judged(program, texts, rec, computed, bound, steps, timeout, kinds, written) if reference
+                            else judged_retained(program, rec, bound, steps, timeout, keep_from, kind, written)
+                            if retained else _unreferenced(rec, computed, bound, steps, kinds, written))
             break
     except Exception as exc:  # noqa: BLE001 - --fix never stops the run: the report and traceback still print
         first_line = (str(exc).strip().splitlines() or [""])[0]
-        culprits.append(Culprit(kind or "unknown", written, NO_EDIT,
+        add(Culprit(kind or "unknown", written, NO_EDIT,
                                 f"--fix could not go on ({type(exc).__name__}: {first_line}); the advice above stands"))
     finally:
         program.close()
@@ -232,11 +252,7 @@ def _judged(program: Program, texts: dict, rec: BoundedRecorder, computed: list,
     that failed it must compute what the program computed (`computed`, the first run's
     gradients), from it on what the reference computes."""
     kind = kinds[-1]
-    past = rec.backwards - (bound - steps)
-    until = ("stopped at the timeout, " if rec.stopped == "timeout" else "") + (
-        f"{rec.backwards} backward call{'s' if rec.backwards != 1 else ''} run, the one that failed"
-        + (f" and {past} past it" if past > 0 else "") if past >= 0 else
-        f"the program ended after {rec.backwards} backward call{'s' if rec.backwards != 1 else ''}")
+    until = ran(rec.backwards, rec.stopped, bound, steps)
     changing = [CAUSES[k] for k in dict.fromkeys(kinds) if CAUSES[k].proof != REFERENCE]
     if changing:
         why = "; ".join(c.changes for c in changing)

@@ -15,7 +15,7 @@ from fitlab.explain.codemods import Site
 from fitlab.explain.decode import normalise_producer
 from fitlab.explain.neighbours import freed as fr
 from fitlab.explain.neighbours import written as wr
-from fitlab.explain.neighbours.messages import FREED, neighbour
+from fitlab.explain.neighbours.messages import BUILT_AT, FREED, WRITTEN_AT, neighbour
 from fitlab.explain.report import Report, _fix_lines, _lines
 
 # Each error's first line after Python's traceback.
@@ -81,7 +81,7 @@ def _at(frames: tuple, what: str = "") -> str:
 def _freed(f: fr.Freed) -> Neighbour:
     built, joined, first = (stacks.user_frames(s) for s in (f.built, f.joined, f.first))
     unseen = "made before the recording started: record the forward too" if f.node and not built else ""
-    places = [Place("built at", built, unseen or (f"{f.node}, its saved tensors freed" if f.node else ""))]
+    places = [Place(BUILT_AT, built, unseen or (f"{f.node}, its saved tensors freed" if f.node else ""))]
     if joined and joined != built:
         places.append(Place("used again", joined))
     if first:
@@ -90,15 +90,39 @@ def _freed(f: fr.Freed) -> Neighbour:
     if f.cause is None:
         return Neighbour(FREED, tuple(places), Fix("freed_graph", FREED_GRAPH))
     text = CAUSES[f.cause].advice.format(built=_at(built), first=_at(first, "an earlier backward()"))
-    # The cause's codemod (a carried state or a value made once detached) at the lines that built the graph.
-    at = {built[-1].file: Site(saved=tuple(b.line for b in built if b.file == built[-1].file))} if built else {}
+    if f.cause == "freed_shared_forward":
+        at = _shared_sites(built, joined, [stacks.user_frames(s) for s in f.entered])
+    else:  # the cause's codemod (a carried state or a value made once detached) where the graph was built
+        at = {built[-1].file: Site(saved=tuple(b.line for b in built if b.file == built[-1].file))} if built else {}
     return Neighbour(FREED, tuple(places), Fix(f.cause, text, *advice.apply(f.cause, at)))
+
+
+def _shared_sites(built: tuple, joined: tuple, entered: list) -> dict:
+    """path -> Site of a shared forward's detach: each use of the shared part by the first graph is
+    followed out of the calls it shares with the second graph's use (a module's forward, a helper
+    both losses call) to the first frame where the two differ: that line feeds the first backward
+    only (written); saved: the line of the same function that built the shared part; failed: the
+    second graph's line there (where the codemod must not edit)."""
+    def key(f):
+        return f.file, f.function
+    sites: dict = {}
+    for e in entered:
+        k = next((i for i, (a, b) in enumerate(zip(e, joined)) if a != b), min(len(e), len(joined)))
+        if k >= len(e):
+            continue   # every line of this use is also the second graph's: no line feeds the first alone
+        at = e[k]
+        saved = tuple(b.line for b in built if key(b) == key(at))
+        failed = tuple(j.line for j in joined[k:k + 1] if key(j) == key(at))
+        old = sites.get(at.file, Site())
+        sites[at.file] = Site(saved=old.saved or saved, written=tuple(dict.fromkeys((*old.written, at.line))),
+                              failed=tuple(dict.fromkeys((*old.failed, *failed))))
+    return sites
 
 
 def _written(kind: str, w: wr.Written) -> Neighbour:
     written = stacks.user_frames(w.written)
     leaf = w.name or "a tensor"
-    places = [Place("written at", written)]
+    places = [Place(WRITTEN_AT, written)]
     fill = {"leaf": leaf, "value": w.value or "a tensor that requires grad"}
     if w.cause in ("multi_view_write", "function_view_write", "hook_view_write"):
         made = stacks.user_frames(w.made)

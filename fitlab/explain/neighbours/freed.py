@@ -12,6 +12,8 @@ the two graphs meet; the freeing backward is the latest kept one that walked it.
   carried across batches;
 - the same line otherwise: a tensor computed once, before the loop;
 - two different backward lines: one forward shared by two losses (a GAN's generator output).
+For that last cause it also keeps where the first backward's graph entered the shared part (the
+first loss's use of the shared output, `D(fake)` in D's loss), where its fix, a detach, goes.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class Freed:
     """What the failing backward met. cause: a key of causes.py (None: no freed node, or no kept
     backward that freed it, was found);
     node: the freed node's name; built: the stack of the forward that made it; joined: that of the
-    new node that used the old graph; first: the freeing backward's stack; failed: the failing one's."""
+    new node that used the old graph; first: the freeing backward's stack; failed: the failing one's;
+    entered: for a shared forward, the stacks of the first backward's nodes that use the shared part."""
 
     exc: BaseException
     cause: str | None
@@ -55,6 +58,7 @@ class Freed:
     joined: tuple
     first: tuple
     failed: tuple
+    entered: tuple = ()
 
 
 def retains(func, args, kwargs) -> bool:
@@ -77,6 +81,14 @@ class Backwards:
         nodes = tuple(n for n in (modes.grad_fn(r) for r in roots) if n is not None)
         if nodes:
             self.walked.append(Walked(nodes, stack, modes.sequence_nr()))
+
+
+def retaining(func, args, kwargs) -> tuple:
+    """(args, kwargs) of a backward call made to keep its graph (retain_graph=True)."""
+    at = _RETAIN_AT["grad" if func.__name__ == "grad" else "backward"]
+    if len(args) > at:
+        return (*args[:at], True, *args[at + 1:]), kwargs
+    return args, {**kwargs, "retain_graph": True}
 
 
 def is_freed(exc: BaseException) -> bool:
@@ -146,4 +158,15 @@ def explain(backwards: Backwards, exc: BaseException, roots: list, failed: tuple
         cause = "freed_carried_state"
     else:
         cause = "freed_computed_once"
-    return Freed(exc, cause, culprit.name(), built, joined, walked.stack, failed)
+    entered = _entered(walked.roots, nodes) if cause == "freed_shared_forward" else ()
+    return Freed(exc, cause, culprit.name(), built, joined, walked.stack, failed, entered)
+
+
+def _entered(first_roots, nodes: list) -> tuple:
+    """The stacks of the first graph's nodes that use the part both graphs share (the first loss's
+    use of the shared output), oldest first, each once."""
+    first = _reach(first_roots)
+    shared = {n for n in nodes if n in first and not hasattr(n, "variable")}  # leaves' nodes aside
+    entries = [n for n in first if n not in shared and not hasattr(n, "variable")
+               and any(m in shared for m, _ in n.next_functions if m is not None)]
+    return tuple(dict.fromkeys(_stack(n) for n in sorted(entries, key=lambda n: n._sequence_nr())))

@@ -22,6 +22,10 @@ _VIEW = re.compile(r"Output (?P<index>\d{1,6}) of (?P<producer>[A-Za-z_]\w{0,100
                    r"inplace)\. This view (?P<why>is (?:the|an) output of a function that returns multiple "
                    r"views|was created inside a custom Function)")
 
+# The label of the line a neighbouring error's fix is for, in the report and in --fix's verdicts: the
+# write, or for a freed graph the forward that built it (the first backward freed it).
+WRITTEN_AT, BUILT_AT = "written at", "built at"
+
 LIKELY = {
     FREED: ("freed_shared_forward", "freed_carried_state", "freed_computed_once", "freed_accumulated_loss"),
     LEAF: ("leaf_update", "leaf_accumulate"),
