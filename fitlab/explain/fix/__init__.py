@@ -23,10 +23,12 @@ timeout). Then one verdict:
 
 A neighbouring error (a leaf written in place, a view a custom Function returned, a graph an
 earlier backward freed...) goes the same way, rerun to the line that failed and `steps` backwards
-past it, but it has no reference (the original never ran past that line): at best it RUNS.
+past it, but it has no reference (the original never ran past that line): at best it RUNS. But
+for a forward shared by two losses (causes.RETAINED), whose reference is the original with every
+graph kept: PROVED when the edited copy computes its gradients and ends with its weights (retained.py).
 
 Modules: rerun.py (rerunning the program), verdict.py (the edit, the reference, the verdict),
-diff.py (the proof, its diff and --write).
+retained.py (the verdict against the graphs kept), diff.py (the proof, its diff and --write).
 
 The user's files are never written here; `write_files()` does that, on request, keeping a backup. The
 cost: one rerun of the program to the failure per culprit, plus one clone-on-save run of the

@@ -6,7 +6,8 @@ A neighbouring error (neighbours/: a leaf written in place, a view a custom Func
 is fixed the same way, from its report's fix, but has no reference: the original dies at the
 line that failed however its saved tensors are kept, so it never computed the gradients past it.
 Its edited copy that runs (to the line that failed and `steps` backwards past it, computing
-before that line what the program computed) RUNS, with the sentence why no reference applies."""
+before that line what the program computed) RUNS, with the sentence why no reference applies; a
+forward shared by two losses is judged against the original with its graphs kept (retained.py)."""
 
 from __future__ import annotations
 
