@@ -19,7 +19,6 @@ import pyarrow as pa
 import streamlit as st
 
 from fitlab import Config
-from ui import state
 
 MAX_SPECS = 256  # server-wide, by count
 # Caches keyed by a Config hash its repr (its fields, in order): Streamlit's own
@@ -38,10 +37,6 @@ def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -
     """The Vega-Lite spec of build(*args) (an Altair chart, a spec, or a
     dict of specs by name), its data sets Arrow tables, built on the first
     call for (build, key) by any session and shared, read only, afterwards."""
-    # Before, not inside, the cached call: st.cache_resource holds a lock on the key while it
-    # builds, and a run waiting there for a drawing permit would block, while they hold theirs,
-    # the runs that want the same chart (the class of 200: 92 never got theirs).
-    state.let_others_draw()
     return kept(f"{build.__module__}.{build.__qualname__}", key, lambda: _with_arrow(build(*args)))
 
 

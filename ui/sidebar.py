@@ -12,15 +12,16 @@ between them (stops_in_use).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import streamlit as st
+from cachetools import LRUCache, cached
 
 from fitlab import Config
 from fitlab.config import SETTINGS, Setting
 from fitlab.serving.affordable import CHEAPER_UPWARDS, tried_offers
 from fitlab.serving.budget import BUDGET_SECONDS, OverBudget, check
-from fitlab.serving.memo import Memo
 from ui.share import URL, remember_url
 from ui.words import ADVANCED, FIELD_LABELS, MAIN, SETTING_WORDS, SIDEBAR_FIELDS, over_budget_message
 
@@ -175,23 +176,18 @@ def load_settings(values: dict) -> None:
     st.session_state[_TO_LOAD] = values
 
 
-_TRIED = Memo(max_entries=64)  # server-wide: a refused config's offers
-
-
+# Server-wide, the least recently used forgotten first; only a returned list is kept (a
+# page run stopped while it waits in line returns none).
+@cached(LRUCache(maxsize=64), lock=threading.Lock())
 def _tried_offers(config: Config) -> list[Config]:
     """fitlab.serving.affordable.tried_offers for `config`, tried once per server (a
     heavy job, its runs kept in the run cache, so an offer taken shows at once)."""
     from ui.state import heavy, run_cache  # they import torch: after the page's frame
 
-    found = _TRIED.get(config)
-    if found is not None:
-        return found
     cache = run_cache()
     with st.spinner("Trying the nearest settings, to offer only those that train within the budget…"):
-        offers = heavy("trying the nearest settings", tried_offers, config, choices=STOPS,
-                       keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
-    _TRIED.put(config, offers)
-    return offers
+        return heavy("trying the nearest settings", tried_offers, config, choices=STOPS,
+                     keep=lambda run: cache.get(run.config, lambda _: run), estimate=2 * BUDGET_SECONDS)
 
 
 def _take_offer(field: str, value: int) -> None:

@@ -10,9 +10,7 @@ carries its widgets' values over while it is closed.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
@@ -29,18 +27,14 @@ from fitlab import Config
 from fitlab.run import Run
 from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
-from fitlab.serving.jobs import JobGate, Permits, Place, Replaced, ServerBusy
+from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
 # Heavy jobs at once, server-wide: one per core of the 2-core machine it was
 # measured on; more only make each slower (fitlab/serving/jobs.py).
 HEAVY_AT_ONCE = 2
 # Sessions that may wait for a slot; one more is told the server is busy.
 HEAVY_WAITING = 32
-# Page runs drawing at once, server-wide (a heavy job's wait and run do not
-# count): see drawing().
-DRAWING_AT_ONCE = 2
 T = TypeVar("T")
-_held = threading.local()  # the drawing permit this thread's page run holds, if any
 
 
 @st.cache_resource
@@ -54,59 +48,6 @@ def run_cache() -> RunCache:
 def job_gate() -> JobGate:
     """The server's one gate for heavy jobs, shared by every session."""
     return JobGate(slots=HEAVY_AT_ONCE, max_waiting=HEAVY_WAITING)
-
-
-@st.cache_resource
-def draw_gate() -> Permits:
-    """The server's permits to draw a page, shared by every session."""
-    return Permits(DRAWING_AT_ONCE)
-
-
-@contextmanager
-def drawing() -> Iterator[None]:
-    """Hold one of the server's few drawing permits for a page run.
-
-    Drawing a cached page is about 0.1 CPU s of Python (its elements, its
-    charts' data marshalled). Forty visitors of one link at once ran forty
-    such threads, and the server's event loop, which needs the interpreter
-    lock for every message it sends, waited behind all of them: nobody heard
-    anything for 7 s. With a few drawing at once the others wait off the
-    lock, the loop keeps sending, and the pages come one after another."""
-    gate = draw_gate()
-    gate.acquire()
-    _held.gate, _held.after_job = gate, False
-    try:
-        yield
-    finally:
-        _held.gate = None
-        gate.release()
-
-
-def let_others_draw() -> None:
-    """Before building a fresh run's message (a table, a chart): a page run
-    back from a heavy job lets the page runs without one draw first
-    (Permits.step_aside)."""
-    gate = getattr(_held, "gate", None)
-    if gate is not None and getattr(_held, "after_job", False):
-        gate.step_aside()
-
-
-@contextmanager
-def _not_drawing() -> Iterator[None]:
-    """Give this page run's drawing permit back for the `with` block (a
-    heavy job's wait and run), and take one again after: behind the page
-    runs without a job if a heavy job ran in the block (Permits)."""
-    gate = getattr(_held, "gate", None)
-    if gate is None:
-        yield
-        return
-    _held.gate, _held.job_ran = None, False
-    gate.release()
-    try:
-        yield
-    finally:
-        gate.acquire(after_job=_held.job_ran)
-        _held.gate, _held.after_job = gate, _held.job_ran
 
 
 def waiting_in_line(what: str, place: Place, slots: int) -> str:
@@ -140,11 +81,9 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
 
     ctx = get_script_run_ctx()
     try:
-        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
-                                             estimate=estimate):
+        with job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id, estimate=estimate):
             if note is not None:
                 note.empty()
-            _held.job_ran = True  # read by the _not_drawing that gave the permit back
             return func(*args, **kwargs)
     except ServerBusy as busy:
         st.warning(server_busy(what, busy))
@@ -199,14 +138,7 @@ def run_with_progress(config: Config) -> Run:
         place.html(STOPPED, unsafe_allow_javascript=True)
         return heavy("the training", fitlab.train, c, progress=progress, estimate=run_seconds(c))
 
-    run = run_cache().peek(config)
-    if run is None:
-        # No permit while the run is trained or awaited: the page runs that
-        # wait for another's training of the same config would otherwise hold
-        # every permit, and the trainer, done, wait for one of them for ever
-        # (200 sessions on one untrained link: no chart at all).
-        with _not_drawing():
-            run = run_cache().get(config, trained)
+    run = run_cache().get(config, trained)
     bar.empty()
     return run
 

@@ -90,16 +90,9 @@ def page_ran() -> None:
     _page_ran.set()
 
 
-class _NotFromWarmUp(logging.Filter):
-    """Drops records logged on the warm-up thread."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.threadName != THREAD_NAME
-
-
 def _quiet_missing_context() -> None:
     # The run cache is an st.cache_resource; reached from a thread that runs
     # no page, Streamlit logs "missing ScriptRunContext". Expected here, so the
     # server's log stays free of it.
     logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
-        _NotFromWarmUp())
+        lambda record: record.threadName != THREAD_NAME)

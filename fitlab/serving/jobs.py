@@ -1,5 +1,4 @@
-"""The server's costly work, a few at a time: heavy jobs through a bounded,
-fair gate (`JobGate`), page draws through ordered permits (`Permits`).
+"""The server's costly work, a few at a time, through one bounded, fair gate.
 
 Training, a sweep, the fix gallery, a replay: each keeps a core busy for
 seconds. Let every session start one at once and they all crawl (two cores
@@ -27,14 +26,12 @@ waiting page run to rerun it with the visitor's new setting). A waiting job
 is told its place as it joins, each time it changes, and at least every
 `refresh` seconds (a page run can be stopped only while it is told).
 
-Two gates, not one: they bound different things. A heavy job holds a core
-for seconds; a page draw holds the interpreter lock for tens of milliseconds
-(drawn many at once, they keep the server's event loop from sending
-anything). As jobs of one gate, draws waited for heavy jobs to end: beside
-the load test's 40 heavy sessions a cached page's first chart came after
-15.4 s, against 0.21-0.35 s with its own permits (tests/e2e/test_load.py,
-2026-12-04, docs/measurements/robustness.md). So `JobGate` runs at most
-one heavy job per core, and `Permits` a few draws, in arrival order.
+A page draw is not a job: a cached page is tens of milliseconds of
+Python, and as a job it waited for heavy ones to end (the load test's
+visitor got its chart after 15.4 s, goal 3 s). Nor does it need a gate of
+its own: with the server's short switch interval (ui/warmup.py) the event
+loop keeps its turn beside the draws, and the load test and the
+class of 200 meet their goals without one (docs/measurements/robustness.md).
 """
 
 from __future__ import annotations
@@ -42,7 +39,6 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -208,60 +204,3 @@ class JobGate:
                     self._changed.notify_all()
             raise
 
-
-class Permits:
-    """`count` permits, handed out in the order they were asked for. A
-    semaphore lets a newcomer take a permit released to a thread that waited
-    before it; here a released permit goes to the longest waiter, so with
-    200 pages queued the first to come are drawn first, and the median page
-    is done at about half the crowd's time, not near its end.
-
-    A page run coming back from a heavy job it ran (its run trained) asks with
-    `after_job`: it waits behind every page run that has not had one. Its
-    first draw of a fresh run is seconds of work, a cached page's tens of
-    milliseconds: after a class moved to heavy runs of their own, a late
-    student on the cached link waited in line behind their first draws."""
-
-    def __init__(self, count: int):
-        self._free = count
-        self._lock = threading.Lock()
-        self._waiting: deque[threading.Lock] = deque()
-        self._after_jobs: deque[threading.Lock] = deque()
-
-    def acquire(self, after_job: bool = False) -> None:
-        """Take a permit, waiting behind everyone who asked before (with
-        `after_job`, behind every page run that has not had a heavy job, too)."""
-        with self._lock:
-            if self._free and not self._waiting and not self._after_jobs:
-                self._free -= 1
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            (self._after_jobs if after_job else self._waiting).append(turn)
-        turn.acquire()  # release() hands the permit over by releasing it
-
-    def step_aside(self) -> None:
-        """Hand the permit this thread holds to the longest waiter without a
-        heavy job, if any, and wait for one again ahead of every page run
-        back from a job: such a page run does this before each of a fresh
-        run's builds (a table's message, a chart's), so a cached page waits
-        for one build, not a whole first draw."""
-        with self._lock:
-            if not self._waiting:
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            self._waiting.popleft().release()
-            self._after_jobs.appendleft(turn)
-        turn.acquire()
-
-    def release(self) -> None:
-        """Give a permit back: to the longest waiter, if any, those without a
-        heavy job first."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().release()
-            elif self._after_jobs:
-                self._after_jobs.popleft().release()
-            else:
-                self._free += 1

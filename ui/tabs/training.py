@@ -19,7 +19,7 @@ from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import KEYED_BY_REPR, draw
 from ui.sidebar import load_settings
-from ui.state import heavy, let_others_draw
+from ui.state import heavy
 from ui.tabs.watch import watch_glance
 from ui.words import FIELD_LABELS, loss_change
 
@@ -303,10 +303,6 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias).
     Stacked, each has the page's width: at 1400 px side by side showed 5 of
     the default's 11 columns."""
-    # Outside the cached function: st.cache_resource holds a lock on its key while it builds, and a
-    # page run waiting for a drawing permit inside it would block every run that wants the same key
-    # while holding theirs.
-    let_others_draw()
     tables = parameter_tables_of(run.config, run)
     height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):
