@@ -2,11 +2,12 @@
 
 Building an Altair chart and validating its spec is slow next to a page
 run, and st.vega_lite_chart converts a spec's data sets through pandas to
-Arrow on every draw. A chart drawn from one run with one set of options
-never changes, so its spec is built once, server-wide, its data sets made
-Arrow tables, which st.vega_lite_chart serialises as they are (no pandas).
-st.cache_resource hands every session the same dict, uncopied: it is read
-only (st.vega_lite_chart copies a spec before taking its data out).
+Arrow and writes them out as Arrow IPC bytes on every draw. A chart drawn
+from one run with one set of options never changes, so its spec is built
+once, server-wide, its data sets written as those bytes, which
+st.vega_lite_chart sends as they are (as it does for st.altair_chart's own
+data sets). st.cache_resource hands every session the same dict, uncopied:
+it is read only (st.vega_lite_chart copies a spec before taking its data out).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def draw(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -
 
 def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -> dict:
     """The Vega-Lite spec of build(*args) (an Altair chart, a spec, or a
-    dict of specs by name), its data sets Arrow tables, built on the first
+    dict of specs by name), its data sets Arrow IPC bytes, built on the first
     call for (build, key) by any session and shared, read only, afterwards."""
     return kept(f"{build.__module__}.{build.__qualname__}", key, lambda: _with_arrow(build(*args)))
 
@@ -48,12 +49,20 @@ def kept(name: str, key: Hashable, _make: Callable[[], dict]) -> dict:
 
 def _with_arrow(chart: alt.TopLevelMixin | dict) -> dict:
     """The spec (or each spec of a dict of them) with its data sets as Arrow
-    tables, converted as st.vega_lite_chart converts them (pandas' rules)."""
+    IPC bytes, converted as st.vega_lite_chart converts them (pandas' rules)."""
     made = chart if isinstance(chart, dict) else chart.to_dict()
     if "datasets" not in made and all(isinstance(v, dict) for v in made.values()):
         return {name: _with_arrow(one) for name, one in made.items()}
     if "datasets" not in made:
         return made
-    tables = {name: pa.Table.from_pandas(rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
+    tables = {name: _ipc(pa.Table.from_pandas(rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)))
               for name, rows in made["datasets"].items()}
     return {**made, "datasets": tables}
+
+
+def _ipc(table: pa.Table) -> bytes:
+    """The table as one Arrow IPC stream, the bytes the browser reads."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()

@@ -25,6 +25,7 @@ def lightning_report():
         return run_script(str(SCRIPTS / "lightning_gan.py"))
 
 
+@pytest.mark.slow  # imports pytorch_lightning (about 3 s of CPU) and trains its GAN
 def test_lightning_gan_leads_with_the_users_lines(lightning_report):
     report = lightning_report
     assert report.status == "inplace_error" and report.fix.kind == "fresh_forward_after_step"

@@ -42,11 +42,13 @@ def view() -> AppTest:
 
 def test_views_of_one_run_build_its_tables_and_charts_once(fresh_caches, monkeypatch):
     calls = Counter()
-    for name in ("parameter_matrix", "padding_mask", "loss_chart"):
+    words = ("verdict_line", "divergence_note", "fit_note", "blog_figure_note", "engine_note")
+    for name in ("parameter_matrix", "padding_mask", "loss_chart", *words):
         monkeypatch.setattr(training, name, counted(calls, getattr(training, name)))
     first = view()
     built = dict(calls)
-    assert built == {"parameter_matrix": 2, "padding_mask": 2, "loss_chart": 1}  # teacher, student; one chart
+    # teacher, student; one chart; the Training tab's sentences worded once each
+    assert built == {"parameter_matrix": 2, "padding_mask": 2, "loss_chart": 1, **dict.fromkeys(words, 1)}
     later = [view() for _ in range(3)]
     assert dict(calls) == built  # three more sessions: nothing built again
     tables = [[d.value.shape for d in at.dataframe] for at in (first, *later)]

@@ -1,8 +1,8 @@
 """The page's charts carry the run's own data. Each chart's spec is built
-once per run, its data sets made Arrow tables (ui/charts.py says why): a
-later view, by any session, builds no chart and makes no data set into a
-table again, and what it sends is what st.vega_lite_chart sends for the
-chart itself."""
+once per run, its data sets written as Arrow IPC bytes (ui/charts.py says
+why): a later view, by any session, builds no chart and converts or writes
+no data set again, and what it sends is what st.vega_lite_chart sends for
+the chart itself."""
 
 from __future__ import annotations
 
@@ -32,15 +32,15 @@ CONFIG = Config(width=6, epochs=12, lr=0.03)
 
 @pytest.fixture
 def conversions(monkeypatch):
-    """How many chart data sets Streamlit has made into Arrow from anything
-    but an Arrow table (through pandas) so far: [count]."""
+    """How many chart data sets Streamlit has converted or written as Arrow
+    IPC bytes itself so far: [count]."""
     st.cache_data.clear()
     st.cache_resource.clear()
     calls = [0]
     real = dataframe_util.convert_anything_to_arrow_bytes
 
     def convert(data, *args, **kwargs):
-        calls[0] += not isinstance(data, pa.Table)
+        calls[0] += 1
         return real(data, *args, **kwargs)
 
     streamlits = types.SimpleNamespace(**vars(dataframe_util))

@@ -199,7 +199,7 @@ def _found_note(found: FitThatWorks | None, config: Config) -> str:
 def verdict_section(run: Run) -> None:
     """The verdict in one line and, when the student does worse than a
     constant or diverged, one click to a fit that works (fitlab.fit_that_works)."""
-    line = verdict_line(run)
+    line = run_words(run.config, run)["verdict"]
     worse = run.diverged_at is not None or line.startswith("**Worse")
     with st.container(key="verdict", horizontal=True, vertical_alignment="center"):
         st.container(key="verdict_line", width="content").markdown(line)
@@ -231,7 +231,8 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
     if first_screen:
         verdict_section(run)
         watch_glance(run)
-    diverged = divergence_note(run)
+    words = run_words(run.config, run)
+    diverged = words["diverged"]
     if diverged is not None:
         st.warning(diverged)
     last, base = run.history.iloc[-1], run.baseline
@@ -242,7 +243,7 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
         column.metric(f"{split.capitalize()} R²", r_squared_text(base.r_squared(last[f"{split}_loss"], split)),
                       help=f"1 − MSE / variance of the {split} labels: 1 is a perfect fit, 0 is as good as "
                            "predicting their mean, below 0 is worse.")
-    note = fit_note(run)
+    note = words["fit"]
     if note is not None:
         text, worse = note
         if worse:  # not st.warning: that is the page's word for a link it could not use
@@ -253,12 +254,21 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
     log_scale = st.toggle("Log scale", value=True, key="log_scale")
     with st.container(key="loss_chart"):  # a stable handle for the browser tests
         draw(loss_chart, (run.config, log_scale), run.history, log_scale, base, run.diverged_at)
-    for note in (blog_figure_note(run), engine_note(run)):
+    for note in (words["blog_figure"], words["engine"]):
         if note is not None:
             st.caption(note)
     st.download_button("Download the loss history (CSV)", data=loss_history_csv(run.config, run),
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history",
                        on_click="ignore")
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
+def run_words(config: Config, _run: Run) -> dict:
+    """The Training tab's sentences about the run of `config` (verdict, divergence, fit, blog
+    figure, engine), worded once per run and shared by every session, not on every page
+    run (each reads the run's history through pandas)."""
+    return {"verdict": verdict_line(_run), "diverged": divergence_note(_run), "fit": fit_note(_run),
+            "blog_figure": blog_figure_note(_run), "engine": engine_note(_run)}
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
