@@ -96,13 +96,14 @@ def test_without_settle_every_run_is_kept(widths):
     assert [r.number for r in log.runs] == [1, 2, 3, 4]
 
 
-def test_quick_steps_of_a_setting_that_is_not_passing_are_each_kept(widths):
-    # The page's number boxes (+ clicks) are not `passing`: each click was chosen.
-    runs = [train(Config(epochs=2, lr=lr)) for lr in (0.01, 0.02, 0.05, 0.1)]
-    log = RunLog(settle=STEP_SETTLE, passing=frozenset({"width"}))
-    for i, run in enumerate(runs):
-        step(log, run, 0.3 * i, 0.3 * i + 0.1)          # each click 0.2 s after the last was drawn
-    assert labels(log) == ["#1 epochs=2", "#2 lr=0.02, epochs=2", "#3 lr=0.05, epochs=2", "#4 lr=0.1, epochs=2"]
-    for i, w in enumerate((5, 6, 7)):                    # the slider's quick steps still pass through
-        step(log, widths[w], 10.0 + 0.4 * i, 10.3 + 0.4 * i)
-    assert labels(log)[-1] == "#5 width=7, epochs=2" and len(log.runs) == 5
+def test_every_setting_is_timed_alike_quick_clicks_pass_a_second_on_screen_stays():
+    # Whatever control made a run (a slider's arrow keys, a number box's + clicks,
+    # a ticked box), it counts as looked at once on screen a second (issue 44).
+    runs = [train(Config(epochs=2, batch_size=b)) for b in (5, 6, 7, 8, 9)]
+    log = RunLog(settle=STEP_SETTLE)
+    step(log, runs[0], 0.0, 1.0)
+    step(log, runs[1], 10.0, 10.3)                       # batch 6: on screen for 1.1 s
+    step(log, runs[2], 11.4, 11.5)                       # batch 7, 8: each click 0.2 s after
+    step(log, runs[3], 11.7, 11.9)                       # the last was drawn
+    step(log, runs[4], 12.1, 12.3)
+    assert labels(log) == ["#1 epochs=2", "#2 batch_size=6, epochs=2", "#3 batch_size=9, epochs=2"]
