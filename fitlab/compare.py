@@ -13,10 +13,9 @@ from fitlab.run import Run
 from fitlab.weights import PARAM_COLUMNS
 
 LOG_LIMIT = 12
-# Seconds a run must have been on screen to count as looked at, whatever control
-# made it (issue 44): arrow keys on a slider, a number box or a radio, and quick
-# + clicks, ask for the next run a few tenths of a second after the last was
-# drawn (or before); a person who stops to look stays a second or more.
+# Seconds a slider's value must have been on screen to count as looked at (issue
+# 44): arrow keys on a slider ask for the next run a few tenths of a second after
+# the last was drawn (or before); a person who stops to look stays a second or more.
 STEP_SETTLE = 1.0
 
 
@@ -57,23 +56,26 @@ class RunLog:
     moves to the end and keeps its number. Holds only Config and history: the
     rest of a run stays in the training cache.
 
-    With `settle` > 0, steps passed through are not kept: if the newest run
-    was made by changing one setting, and the next run changes that same
-    setting again less than `settle` seconds after the newest was on screen
-    whole (`shown`), or before, the newest was a step on the way (arrow keys
-    on a slider, a number box or a radio; quick + clicks), and the next run
-    takes its place and number. Every control alike: a run on screen for
-    `settle` seconds or more is kept, whatever made it. Timed from the
-    drawing, not from the request, so that a busy server, which draws late,
-    does not make quick steps look like stops. A run logged again (the page
-    ran on it once more: the person did something there), pinned, or logged
-    before, is never a step on the way; nor is one followed by a change of
-    another setting (where that setting's steps stopped).
+    With `settle` > 0, steps passed through are not kept: the newest run, if it
+    was made by changing one of the `passing` settings (by default any; the
+    page's sliders, whose thumb passes through values on the way) and the
+    next run changes that same setting again less than `settle` seconds
+    after the newest was on screen whole (`shown`), or before, was a step on
+    the way (a slider moved with the arrow keys), and the next run takes its
+    place and number: a slider's value on screen `settle` seconds or more is
+    kept. Timed from the drawing, not from the request, so that a busy
+    server, which draws late, does not make quick steps look like stops. A
+    step of any other setting (a + click or an arrow key on a number box, a
+    ticked box) was chosen: it is kept however quickly the next follows. A
+    run logged again (the page ran on it once more: the person did something
+    there), pinned, or logged before, is never a step on the way; nor is one
+    followed by a change of another setting (where that setting's steps stopped).
     """
 
-    def __init__(self, limit: int = LOG_LIMIT, settle: float = 0.0):
+    def __init__(self, limit: int = LOG_LIMIT, settle: float = 0.0, passing: frozenset[str] | None = None):
         self.limit = limit
         self.settle = settle
+        self.passing = passing
         self.runs: list[LoggedRun] = []
         self.pinned: set[int] = set()  # numbers of the runs the limit and clear() keep
         self.dropped: list[str] = []  # labels of the runs the limit dropped, the latest last (DROPPED_KEPT)
@@ -127,7 +129,7 @@ class RunLog:
 
     def _passed_through(self, stepped: str, now: float) -> bool:
         """Whether the newest run was a step on the way to a run that steps `stepped` again."""
-        if self.settle <= 0:
+        if self.settle <= 0 or (self.passing is not None and stepped not in self.passing):
             return False
         newest = self.runs[-1]
         looked = self._shown_at is not None and now - self._shown_at >= self.settle

@@ -75,6 +75,14 @@ def widget_for(declared: Setting, values: dict) -> Callable[..., object]:
     return st.number_input if high - low > SLIDER_MAX_SPAN or follows_a_widget else st.slider
 
 
+def slid_settings() -> frozenset[str]:
+    """The settings drawn as a slider: a thumb that the arrow keys or a drag
+    move through the values on the way to the one chosen."""
+    defaults = {name: declared.default for name, declared in SETTINGS.items()}
+    return frozenset(field for field in SIDEBAR_FIELDS
+                     if widget_for(SETTINGS[field], defaults) in (st.slider, st.select_slider))
+
+
 def draw_setting(declared: Setting, values: dict) -> object:
     """Draw `declared`'s widget, bound to the URL, where the caller is, and
     return its value; `values` holds the settings read so far (and the

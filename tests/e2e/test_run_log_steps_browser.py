@@ -1,13 +1,14 @@
-"""Stepping a setting through its values (a slider's or a number box's arrow
-keys, quick + clicks) logs where it stopped and every value on screen for a
-second or more, not each step on the way (fitlab.compare.RunLog's `settle`)."""
+"""Stepping a slider with the arrow keys logs where it stopped and every value
+on screen for a second or more, not each step on the way
+(fitlab.compare.RunLog's `settle`). A number box's steps (+ clicks, arrow
+keys) are each a run of their own, however quick."""
 
 from __future__ import annotations
 
 import pytest
 
 from fitlab import Config
-from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after, sidebar_widget
+from tools.browsing import browser_page, chart_drawn_after, expect, open_page, open_tab, rerun_after, sidebar_widget
 from ui.words import ADVANCED, SETTING_WORDS
 
 pytestmark = pytest.mark.browser
@@ -65,16 +66,30 @@ def projector(browser):
 ADVANCED_LABELS = {words.label for words in SETTING_WORDS.values() if words.group == ADVANCED}
 
 
-@pytest.mark.parametrize("field, focus, step", [
-    ("width", _slider(SETTING_WORDS["width"].label), "ArrowRight"),                   # a select slider
-    ("shared_repeats", _slider(SETTING_WORDS["shared_repeats"].label), "ArrowRight"),  # a slider
-    ("seed", _box(SETTING_WORDS["seed"].label), "ArrowUp"),                           # a number box's keys
-    ("batch_size", None, _step_up(SETTING_WORDS["batch_size"].label)),                # its + button
+def test_quick_clicks_each_waiting_for_its_chart_are_all_in_compare(page, server):
+    open_page(page, server)
+    step_up = sidebar_widget(page, "stNumberInput", "Batch size").locator('[data-testid="stNumberInputStepUp"]')
+    box = page.get_by_role("spinbutton", name="Batch size")
+    for size in ("6", "7", "8"):              # the next click as soon as the chart is there
+        chart_drawn_after(page, step_up.click)
+        expect(box).to_have_value(size)
+    # The 2 s rule for every setting logged two of four (issue 32).
+    assert logged_runs(page) == ["#1 defaults", "#2 batch_size=6", "#3 batch_size=7", "#4 batch_size=8"]
+
+
+SLIDER, BOX = "slider", "box"
+
+
+@pytest.mark.parametrize("field, control, focus, step", [
+    ("width", SLIDER, _slider(SETTING_WORDS["width"].label), "ArrowRight"),                  # a select slider
+    ("shared_repeats", SLIDER, _slider(SETTING_WORDS["shared_repeats"].label), "ArrowRight"),  # a slider
+    ("seed", BOX, _box(SETTING_WORDS["seed"].label), "ArrowUp"),                          # a number box's keys
+    ("batch_size", BOX, None, _step_up(SETTING_WORDS["batch_size"].label)),               # its + button
 ], ids=["select_slider", "slider", "number_box_keys", "number_box_clicks"])
-def test_a_setting_on_screen_for_a_second_is_in_compare_and_one_passed_quickly_is_not(projector, server, field,
-                                                                                       focus, step):
+def test_a_value_on_screen_for_a_second_is_in_compare_and_only_a_slider_passes_quick_steps(projector, server, field,
+                                                                                           control, focus, step):
     # Issue 44: Compare left out a width paused on for a second (the old rule
-    # wanted 2 s, and for sliders only: a number box's quick steps were each kept).
+    # wanted 2 s). Issue 32: a number box's every step is a run the person saw.
     page = projector
     open_page(page, server)
     first = Config().as_dict()[field]
@@ -94,9 +109,11 @@ def test_a_setting_on_screen_for_a_second_is_in_compare_and_one_passed_quickly_i
 
     rerun_after(page, press)                        # first + 1: looked at ...
     page.wait_for_timeout(1000)                     # ... for a second
-    rerun_after(page, press_twice)                  # first + 2 passed on the way to first + 3
+    rerun_after(page, press_twice)                  # first + 2 on the way to first + 3
     assert any(f"{field}={first + 2}" in query.split("&") for query in page.asked), page.asked
-    assert logged_runs(page) == ["#1 defaults", f"#2 {field}={first + 1}", f"#3 {field}={first + 3}"]
+    passed = [] if control == SLIDER else [f"{field}={first + 2}"]
+    runs = [f"{field}={first + 1}", *passed, f"{field}={first + 3}"]
+    assert logged_runs(page) == ["#1 defaults", *(f"#{n} {run}" for n, run in enumerate(runs, start=2))]
 
 
 def test_arrow_key_steps_log_where_the_slider_stopped(page, server):

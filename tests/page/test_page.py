@@ -45,6 +45,14 @@ def test_sidebar_bounds_equal_configs(app):
     assert app.number_input(key="batch_size").max == Config().n_train
 
 
+def test_the_settings_whose_steps_pass_through_are_the_drawn_sliders(app):
+    # Compare's run log lets a slider's quick steps pass through (ui.sidebar.slid_settings), never a box's.
+    from ui.sidebar import slid_settings
+
+    drawn = {w.key for w in [*app.slider, *app.select_slider] if w.key in fitlab.BOUNDS}
+    assert slid_settings() == drawn and {"width", "lr"} <= drawn and "seed" not in drawn
+
+
 @pytest.mark.slow  # the lesson's script runs in a worker process
 def test_detach_off_shows_the_real_error_then_back_shows_the_chart(app):
     app.checkbox(key="detach").uncheck().run()

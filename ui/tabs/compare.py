@@ -12,6 +12,7 @@ from fitlab.figures.charts import overlay_chart
 from fitlab.figures.tables import download_name
 from fitlab.run import Run
 from ui.charts import draw
+from ui.sidebar import slid_settings
 from ui.state import TabKeys, run_cache
 from ui.words import FIELD_LABELS
 
@@ -21,11 +22,12 @@ PINNED = KEYS("pinned")
 
 
 def run_log() -> RunLog:
-    """This session's run log, made on first use: a run on screen for
-    STEP_SETTLE seconds or more is kept, whatever control made it; steps of one
-    setting passed through quicker (arrow keys, quick + clicks) are not."""
+    """This session's run log, made on first use: a slider's steps passed
+    through with the arrow keys are not kept, only where it stopped and each
+    value on screen STEP_SETTLE seconds or more; every other change (a number
+    box's + click or arrow key, a ticked box) is a run of its own, however quick."""
     if "run_log" not in st.session_state:
-        st.session_state["run_log"] = RunLog(settle=STEP_SETTLE)
+        st.session_state["run_log"] = RunLog(settle=STEP_SETTLE, passing=slid_settings())
     return st.session_state["run_log"]
 
 
@@ -72,8 +74,9 @@ def compare_section(shown: bool = True) -> None:
     st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
                "past that the oldest unpinned run goes first), named by the settings that "
                "differ from the defaults. They come from the training cache: nothing trains again. "
-               f"A setting stepped through quickly (arrow keys, quick + clicks) logs where it stopped and "
-               f"every value on screen for {STEP_SETTLE:g} s or more, not each step on the way.")
+               f"A slider stepped with the arrow keys logs where it stopped and every value on screen for "
+               f"{STEP_SETTLE:g} s or more, not each step on the way; every other change (a number box's "
+               "+ click or arrow key, a ticked box) is a run of its own, however quick.")
     if log.dropped:
         st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
                    f"{log.limit} runs; pin a run to keep it.")
