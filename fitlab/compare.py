@@ -13,10 +13,10 @@ from fitlab.run import Run
 from fitlab.weights import PARAM_COLUMNS
 
 LOG_LIMIT = 12
-# Seconds a slider's step must have been on screen to count as looked at: arrow
-# keys on a slider ask for the next run a few tenths of a second after the last
-# was drawn (or before), and a person who stops to look stays longer.
-STEP_SETTLE = 2.0
+# Seconds a slider's value must have been on screen to count as looked at (issue
+# 44): arrow keys on a slider ask for the next run a few tenths of a second after
+# the last was drawn (or before); a person who stops to look stays a second or more.
+STEP_SETTLE = 1.0
 
 
 def describe_changes(config: Config) -> str:
@@ -62,12 +62,14 @@ class RunLog:
     next run changes that same setting again less than `settle` seconds
     after the newest was on screen whole (`shown`), or before, was a step on
     the way (a slider moved with the arrow keys), and the next run takes its
-    place and number. Timed from the drawing, not from the request, so that
-    a busy server, which draws late, does not make quick steps look like
-    stops. A step of any other setting (a + click on a number box, a ticked
-    box) was chosen: it is kept however quickly the next follows. A run logged again (the
-    page ran on it once more: the person did something there), pinned, or
-    logged before, is never a step on the way.
+    place and number: a slider's value on screen `settle` seconds or more is
+    kept. Timed from the drawing, not from the request, so that a busy
+    server, which draws late, does not make quick steps look like stops. A
+    step of any other setting (a + click or an arrow key on a number box, a
+    ticked box) was chosen: it is kept however quickly the next follows. A
+    run logged again (the page ran on it once more: the person did something
+    there), pinned, or logged before, is never a step on the way; nor is one
+    followed by a change of another setting (where that setting's steps stopped).
     """
 
     def __init__(self, limit: int = LOG_LIMIT, settle: float = 0.0, passing: frozenset[str] | None = None):

@@ -213,7 +213,10 @@ def watch_prediction_panel(frames: Frames, inputs: np.ndarray, labels: np.ndarra
                           scale=axis),
                   tooltip=[alt.Tooltip("label:Q", format=".4g"), alt.Tooltip("prediction:Q", format=".4g")]))
     line = alt.Chart(data("diagonal", pd.DataFrame({"label": [low, high], "prediction": [low, high]}))
-                     ).mark_line(color="gray", strokeDash=[4, 4]).encode(x="label:Q", y="prediction:Q")
+                     ).mark_line(color="gray", strokeDash=[4, 4]).encode(
+        # The points' scale on the line too: without it Vega-Lite merged the layers'
+        # scales to unequal domains (drawn slope 0.989 at the defaults, 44.7°, not 45°).
+        x=alt.X("label:Q", scale=axis), y=alt.Y("prediction:Q", scale=axis))
     # A square plot, padded (not fitted) around its axes: one unit as long across as up.
     return alt.layer(line, points).properties(
         width=PREDICTION_SIDE, height=PREDICTION_SIDE, autosize=alt.AutoSizeParams(type="pad"),

@@ -1,6 +1,7 @@
-"""The run log keeps where a person stopped, not every step a slider passed
-through with the arrow keys (RunLog(settle=…); times are given: `now` is when
-a run was asked for, `shown` when the page had drawn it)."""
+"""The run log keeps where a person stopped and every value on screen a second,
+not every step a slider passed through with the arrow keys; a step of any
+other setting is kept however quick (RunLog(settle=…, passing=…); times are
+given: `now` is when a run was asked for, `shown` when the page had drawn it)."""
 
 import pytest
 
@@ -96,13 +97,29 @@ def test_without_settle_every_run_is_kept(widths):
     assert [r.number for r in log.runs] == [1, 2, 3, 4]
 
 
-def test_quick_steps_of_a_setting_that_is_not_passing_are_each_kept(widths):
-    # The page's number boxes (+ clicks) are not `passing`: each click was chosen.
-    runs = [train(Config(epochs=2, lr=lr)) for lr in (0.01, 0.02, 0.05, 0.1)]
+def test_a_slider_value_on_screen_a_second_stays_and_one_passed_quickly_does_not(widths):
+    # Issue 44: a width paused on for a second was dropped (the old rule wanted 2 s).
     log = RunLog(settle=STEP_SETTLE, passing=frozenset({"width"}))
-    for i, run in enumerate(runs):
-        step(log, run, 0.3 * i, 0.3 * i + 0.1)          # each click 0.2 s after the last was drawn
-    assert labels(log) == ["#1 epochs=2", "#2 lr=0.02, epochs=2", "#3 lr=0.05, epochs=2", "#4 lr=0.1, epochs=2"]
-    for i, w in enumerate((5, 6, 7)):                    # the slider's quick steps still pass through
-        step(log, widths[w], 10.0 + 0.4 * i, 10.3 + 0.4 * i)
-    assert labels(log)[-1] == "#5 width=7, epochs=2" and len(log.runs) == 5
+    step(log, widths[5], 0.0, 1.0)
+    step(log, widths[6], 10.0, 10.3)                     # width 6: on screen for 1.1 s
+    step(log, widths[7], 11.4, 11.5)                     # widths 7, 8: each step 0.2 s after
+    step(log, widths[8], 11.7, 11.9)                     # the last was drawn
+    step(log, widths[9], 12.1, 12.3)
+    assert labels(log) == ["#1 epochs=2", "#2 width=6, epochs=2", "#3 width=9, epochs=2"]
+
+
+def test_quick_steps_of_a_setting_that_is_not_passing_are_each_kept(widths):
+    # The page's number boxes (+ clicks, arrow keys) are not `passing`: each step
+    # was chosen (issue 32), on screen 1.1 s or 0.2 s alike.
+    runs = [train(Config(epochs=2, batch_size=b)) for b in (5, 6, 7, 8, 9)]
+    log = RunLog(settle=STEP_SETTLE, passing=frozenset({"width"}))
+    step(log, runs[0], 0.0, 1.0)
+    step(log, runs[1], 10.0, 10.3)
+    step(log, runs[2], 11.4, 11.5)
+    step(log, runs[3], 11.7, 11.9)
+    step(log, runs[4], 12.1, 12.3)
+    assert labels(log) == ["#1 epochs=2", "#2 batch_size=6, epochs=2", "#3 batch_size=7, epochs=2",
+                           "#4 batch_size=8, epochs=2", "#5 batch_size=9, epochs=2"]
+    for i, w in enumerate((5, 6, 7)):                    # back to #1, then the slider's quick
+        step(log, widths[w], 20.0 + 0.4 * i, 20.3 + 0.4 * i)   # steps: width 6 passes through
+    assert labels(log)[-2:] == ["#1 epochs=2", "#6 width=7, epochs=2"] and len(log.runs) == 6

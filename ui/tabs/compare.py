@@ -22,9 +22,10 @@ PINNED = KEYS("pinned")
 
 
 def run_log() -> RunLog:
-    """This session's run log, made on first use; a slider's steps passed
-    through with the arrow keys are not kept, only where it stopped; every
-    other change (a + click, a ticked box) is a run of its own, however quick."""
+    """This session's run log, made on first use: a slider's steps passed
+    through with the arrow keys are not kept, only where it stopped and each
+    value on screen STEP_SETTLE seconds or more; every other change (a number
+    box's + click or arrow key, a ticked box) is a run of its own, however quick."""
     if "run_log" not in st.session_state:
         st.session_state["run_log"] = RunLog(settle=STEP_SETTLE, passing=slid_settings())
     return st.session_state["run_log"]
@@ -73,7 +74,9 @@ def compare_section(shown: bool = True) -> None:
     st.caption(f"Every run of this session, one entry per setting (the last {log.limit}; "
                "past that the oldest unpinned run goes first), named by the settings that "
                "differ from the defaults. They come from the training cache: nothing trains again. "
-               "A slider stepped with the arrow keys logs where it stopped, not each step on the way.")
+               f"A slider stepped with the arrow keys logs where it stopped and every value on screen for "
+               f"{STEP_SETTLE:g} s or more, not each step on the way; every other change (a number box's "
+               "+ click or arrow key, a ticked box) is a run of its own, however quick.")
     if log.dropped:
         st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
                    f"{log.limit} runs; pin a run to keep it.")
