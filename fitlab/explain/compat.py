@@ -194,7 +194,7 @@ def restore_thread_bootstrap(original) -> None:
 
 
 PATHS = {
-    "writes": ("kernels" if REDISPATCH else "kernels, called from the top") if KERNELS else "dispatch mode",
+    "writes": ("kernels" if REDISPATCH else "kernels (called from the top)") if KERNELS else "dispatch mode",
     "saves": "SavedTensor.data" if SAVED_DATA else "unpack + versions",
     "threads": "bootstrap" if THREAD_BOOTSTRAP else "main thread only",
     "function mode": "kept out of Dynamo" if DYNAMO_OPAQUE else "traced by Dynamo",
