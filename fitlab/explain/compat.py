@@ -3,10 +3,12 @@ public fallback: a torch that lacks one still gets the report (slower, or with a
 
 Private touch                                  | why it stays                     | public fallback
 -----------------------------------------------|----------------------------------|---------------------------------
-write kernels at ADInplaceOrView               | ops that write nothing run no    | a TorchDispatchMode per recorded
-(_AutoDispatchBelowADInplaceOrView,            | Python (the dispatch mode runs   | thread, reading each op's schema
-_after_ADInplaceOrView_keyset, with_keyset,    | Python on every op)              | (writes.WriteMode)
-OpOverload.redispatch, _increment_version)     |                                  |
+write kernels at ADInplaceOrView (schemas,     | ops that write nothing run no    | a TorchDispatchMode per recorded
+registrations, _ExcludeDispatchKeyGuard,       | Python (the dispatch mode runs   | thread, reading each op's schema
+_increment_version); then, where found,        | Python on every op: on 2.1.2 a   | (writes.WriteMode)
+_AutoDispatchBelowADInplaceOrView,             | pass-through one alone costs     |
+_after_ADInplaceOrView_keyset, with_keyset,    | more than anomaly mode)          |
+OpOverload.redispatch                          |                                  |
 SavedTensor.data, SavedTensor.unpack_hook      | reads a stale saved tensor       | unpack a fresh one (`_saved_x`);
                                                | without unpacking it             | find a stale one's storage by its
                                                |                                  | versions among the recorded writes
@@ -59,17 +61,32 @@ def _takes_keyset() -> bool:
 
 
 # The write kernels (writes.py): each op that writes gets a Python kernel at ADInplaceOrView.
-KERNELS = (_probe("_C._AutoDispatchBelowADInplaceOrView", "_C._after_ADInplaceOrView_keyset",
-                  "_C._jit_get_all_schemas", "_C._dispatch_get_all_op_names",
-                  "_C._dispatch_get_registrations_for_dispatch_key", "_C._dispatch_has_kernel_for_dispatch_key",
-                  "_C._increment_version", "_ops.OpOverload.redispatch")
-           and _takes_keyset())
+KERNELS = _probe("_C._jit_get_all_schemas", "_C._dispatch_get_all_op_names",
+                 "_C._dispatch_get_registrations_for_dispatch_key", "_C._dispatch_has_kernel_for_dispatch_key",
+                 "_C._increment_version", "_C._ExcludeDispatchKeyGuard", "_C.DispatchKeySet",
+                 "_C.DispatchKey.ADInplaceOrView", "_C.DispatchKey.AutogradFunctionality",
+                 "_C.DispatchKey.AutogradOther")
+# How a kernel runs its op below the key: torch's own guard and a redispatch to the keys after it
+# (REDISPATCH), or, where those are missing (torch 2.1), the same keys excluded and a call from
+# the top, which meets only keys above autograd again (autocast, tracing: fallthroughs there).
+REDISPATCH = KERNELS and _probe("_C._AutoDispatchBelowADInplaceOrView", "_C._after_ADInplaceOrView_keyset",
+                                "_ops.OpOverload.redispatch") and _takes_keyset()
 if KERNELS:
-    below = torch._C._AutoDispatchBelowADInplaceOrView
-    after_key = torch._C._after_ADInplaceOrView_keyset
     all_schemas, op_names = torch._C._jit_get_all_schemas, torch._C._dispatch_get_all_op_names
     registered_at = torch._C._dispatch_get_registrations_for_dispatch_key
     has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+if REDISPATCH:
+    below = torch._C._AutoDispatchBelowADInplaceOrView
+    after_key = torch._C._after_ADInplaceOrView_keyset
+elif KERNELS:
+    _BELOW = torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView)
+    for _key in ("AutogradFunctionality", "AutogradOther", "AutogradNestedTensor"):  # C++'s
+        if hasattr(torch._C.DispatchKey, _key):  # autograd_dispatch_keyset_with_ADInplaceOrView
+            _BELOW = _BELOW.add(getattr(torch._C.DispatchKey, _key))
+
+    def below():
+        """What torch's _AutoDispatchBelowADInplaceOrView excludes, excluded while the block runs."""
+        return torch._C._ExcludeDispatchKeyGuard(_BELOW)
 
 
 def _takes_lists() -> bool:
@@ -89,6 +106,15 @@ elif KERNELS:
         """Bump each tensor's version (this torch's _increment_version takes one tensor)."""
         for t in tensors:
             torch._C._increment_version(t)
+
+
+def release(library) -> None:
+    """Deregister what `library` registered (torch 2.1 has no Library._destroy: there its
+    registrations go with the Library object, which the caller drops)."""
+    destroy = getattr(library, "_destroy", None)
+    if destroy is not None:
+        destroy()
+
 
 # Saved tensors read without the version check (graph.py).
 SAVED_DATA = _probe("_C._autograd.SavedTensor.data", "_C._autograd.SavedTensor.unpack_hook")
@@ -168,7 +194,7 @@ def restore_thread_bootstrap(original) -> None:
 
 
 PATHS = {
-    "writes": "kernels" if KERNELS else "dispatch mode",
+    "writes": ("kernels" if REDISPATCH else "kernels (called from the top)") if KERNELS else "dispatch mode",
     "saves": "SavedTensor.data" if SAVED_DATA else "unpack + versions",
     "threads": "bootstrap" if THREAD_BOOTSTRAP else "main thread only",
     "function mode": "kept out of Dynamo" if DYNAMO_OPAQUE else "traced by Dynamo",

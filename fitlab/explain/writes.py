@@ -21,6 +21,10 @@ one ends: nothing of fitlab's stays in a notebook between recordings, and no ker
 swapped under a thread that is running ops from this one. `keep()` holds them across
 recordings (a benchmark's rounds). A forked child records nothing: its copy of the kernels
 only passes writes on.
+
+Where torch cannot redispatch from Python (2.1), a kernel runs its op from the top with the keys
+torch's guard excludes excluded (compat.below), and an op torch lets fall through bumps itself
+(_calling_kernel). Where even that is missing, WriteMode, a dispatch mode, is the public path.
 """
 
 from __future__ import annotations
@@ -127,6 +131,27 @@ def _passing_kernel(name: str, op, written: tuple, inplace: bool):
     return kernel
 
 
+def _calling_kernel(name: str, op, written: tuple, inplace: bool):
+    """_passing_kernel where torch cannot hand an op on (2.1): the op runs below the key, where the
+    writes a foreach or out= op makes through other ops (a CPU foreach op's per-tensor `add_`s)
+    bump nothing, so it bumps each tensor its kernel left as it was, as those would have; a fused
+    step (not an out= op) still bumps none."""
+    below, call = compat.below, op._op
+    through = name.startswith("aten::_foreach_") or any(a.is_out for a in op._schema.arguments)
+
+    def kernel(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - IPython hides the recorder's frames
+        tensors = _tensors(written, args, kwargs)
+        for rec in ACTIVE:
+            rec._record_write(name, inplace, tensors)
+        versions = [t._version for t in tensors] if through else ()
+        with below():
+            out = call(*args, **kwargs)
+        _bump_unmoved(tensors, versions)
+        return out
+    return kernel
+
+
 def _tensors(written: tuple, args, kwargs) -> list:
     tensors = []
     for i, arg in written:
@@ -175,10 +200,15 @@ class WriteMode(TorchDispatchMode):
         # under one (they run below ADInplaceOrView): bump as torch would have.
         versions = [t._version for t in tensors]
         out = func(*args, **kwargs)
-        for t, v in zip(tensors, versions):
-            if t._version == v:
-                _increment_version(t)  # one tensor a call: torch 2.1's takes no list
+        _bump_unmoved(tensors, versions)
         return out
+
+
+def _bump_unmoved(tensors: list, versions) -> None:
+    """Bump each tensor whose version is still the one in `versions` (paired; none if empty)."""
+    for t, v in zip(tensors, versions):
+        if t._version == v:
+            _increment_version(t)  # one tensor a call: torch 2.1's takes no list
 
 
 def thread_mode():
@@ -192,12 +222,14 @@ def _register() -> None:
     if _library is None and compat.KERNELS:
         library = torch.library.Library("aten", "IMPL")
         with warnings.catch_warnings():
-            # "Overriding a previously registered kernel": torch's, restored by _destroy.
+            # "Overriding a previously registered kernel": torch's, restored by compat.release.
             warnings.simplefilter("ignore")
             for name, op, written, inplace, bump in written_ops():
-                if bump == PASS:
+                if bump == PASS and compat.REDISPATCH:
                     library.impl(op, _passing_kernel(name, op, written, inplace), "ADInplaceOrView",
                                  with_keyset=True)
+                elif bump == PASS:
+                    library.impl(op, _calling_kernel(name, op, written, inplace), "ADInplaceOrView")
                 else:
                     library.impl(op, _kernel(name, op, written, inplace, bump), "ADInplaceOrView")
         _library = library
@@ -206,7 +238,7 @@ def _register() -> None:
 def _release_if_unused() -> None:
     global _library
     if _library is not None and not ACTIVE and not _kept:
-        _library._destroy()
+        compat.release(_library)
         _library = None
 
 
