@@ -6,8 +6,9 @@
 Each venv sees this machine's packages (`--system-site-packages`: pytest, libcst, Lightning...)
 and gets its own `torch==RELEASE` (pip --no-cache-dir), which shadows the installed one (the
 table's torch column is the venv's own `torch.__version__`); a torch built against NumPy 1 gets
-`numpy<2` beside it. Then `python -m pytest -n 0 tests/explain/test_explain.py
-tests/explain/test_causes.py tests/explain/test_differential.py` runs in it: the scripts, the causes and the
+`numpy<2` beside it, and a torch older than transformers 5 allows (2.6) an older transformers.
+Then `python -m pytest -n 0 tests/explain/test_explain.py tests/explain/test_causes.py
+tests/explain/test_differential.py` runs in it: the scripts, the causes and the
 differential corpus of correct programs. Before them, `pip install --dry-run .` in the venv says
 whether installing fitlab there would touch its torch. A release from the index is a CUDA build
 (4-7 GB with its nvidia wheels); it runs on CPU. With --drop, each venv but the lowest and the
@@ -36,6 +37,10 @@ TESTS = ["tests/explain/test_explain.py", "tests/explain/test_causes.py", "tests
 _PROBE = "import torch; print(torch.__version__)"
 _NUMPY = "import numpy, torch; torch.from_numpy(numpy.zeros(1))"
 _PATHS = "from fitlab.explain import compat; print(compat.path_line())"
+_TRANSFORMERS = "from transformers.utils import is_torch_available; assert is_torch_available()"
+# transformers 5 needs torch>=2.6 (below it its models are stubs); this one runs the corpus's BERT
+# and GPT-2 from torch 2.1 on.
+OLD_TRANSFORMERS = "transformers==4.46.3"
 
 
 def _ask(python: str, code: str) -> subprocess.CompletedProcess:
@@ -53,6 +58,8 @@ def python_of(root: str, release: str) -> str:
         # The machine's constraints cap torch at the newest release on its index; a venv asks
         # for exactly one release, which the cap allows or refuses on its own.
         subprocess.run([python, "-m", "pip", "install", "-q", "--no-cache-dir", f"torch=={release}"], check=True)
+    if _ask(python, _TRANSFORMERS).returncode != 0:
+        subprocess.run([python, "-m", "pip", "install", "-q", "--no-cache-dir", OLD_TRANSFORMERS], check=True)
     if _ask(python, _NUMPY).returncode != 0:  # built against NumPy 1: "Numpy is not available"
         subprocess.run([python, "-m", "pip", "install", "-q", "--no-cache-dir", "numpy<2"], check=True)
     return python
