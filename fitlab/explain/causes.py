@@ -1,29 +1,23 @@
 """Every cause of the in-place error fitlab knows, once: how it shows in code, its fix, and the edit
 `--fix` applies for it, with what that edit can prove.
 
-One list, read by everything that names a cause: the CLI's and the notebook's report (advice.py
-picks a cause from what the recorder saw, prints its `advice` and shows its `codemod`'s edit),
-`--fix` (fix/ applies that codemod to a copy and judges the rerun by its `proof`), the decoder of a pasted
-message (decode.py lists likely causes by key; the page shows each one's `sign` and `fix`) and the
-lesson. These are the explain tool's own words, which the page quotes; a hint that changes what a
-correct program computes is given by none of them (tests/explain/test_causes.py).
+One list, read by everything that names a cause: the CLI's and notebook's report (advice.py picks
+a cause, prints its `advice`, shows its `codemod`'s edit), `--fix` (fix/ applies the codemod to a
+copy and judges the rerun by its `proof`), the decoder of a pasted message (decode.py) and the
+lesson, which quote these words. No hint changes what a correct program computes (test_causes.py).
 
-What `proof` means: an edit that only rewrites an in-place op as its out-of-place form, or
-clones before a write, computes what the program meant, the gradients it has when every saved
-tensor keeps the value it had when saved (REFERENCE: fix/ reruns the original with
-torch.autograd.graph.saved_tensors_hooks packing a clone and compares). An edit that changes what
-is computed (a detach, a fresh forward after an optimizer step) has no such reference: it RUNS,
-and `changes` says what it changes. One such edit has a reference of its own (RETAINED): the detach
-of a forward shared by two losses, whose reference is the original with every graph kept
-(retain_graph=True): each backward of the edited program must compute the reference's gradients on
-the weights it reaches, and the weights must end equal (the gradient the detach cuts, which the
-reference's first backward also sent to what made the shared tensor, never reached a step).
+What `proof` means: REFERENCE, the edit only rewrites an in-place op out of place or clones before a
+write, so the rerun must match the original run with every saved tensor kept as saved (fix/ packs a
+clone through torch.autograd.graph.saved_tensors_hooks); RUNS, the edit changes what is computed (a
+detach, a fresh forward after a step), `changes` says what, and the rerun must only run; RETAINED,
+the detach of a forward shared by two losses, checked against the original with every graph kept
+(retain_graph=True): each backward must give the reference's gradients on the weights it reaches,
+and the weights must end equal.
 
-To add a cause: append a `Cause(...)` to `_LIST` with its key, sign, fix, advice, codemod (an
-instance of a codemods.Codemod, or None) and proof; teach advice.py's `choose_fix` when to pick it;
-give it a fixture script in tests/explain/scripts and, for its codemod, a fixture pair in
-tests/explain/codemods (NAME.in.py -> NAME.out.py). docs/explain.md's table of causes is generated
-from this list (tools/causes_table.py; a test checks it).
+To add a cause: append a `Cause(...)` to `_LIST`; teach advice.py's `choose_fix` when to pick it;
+add a fixture script in tests/explain/scripts and, for its codemod, a pair in tests/explain/codemods
+(NAME.in.py -> NAME.out.py). docs/explain.md's table of causes is generated from this list
+(tools/causes_table.py; a test checks it).
 """
 
 from __future__ import annotations
