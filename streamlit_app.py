@@ -13,8 +13,8 @@ if __name__ != "__main__":
 
     app = st.App(__file__, lifespan=warm_up)
 else:
+    from ui.browser import browser_script
     from ui.decode import decode_section
-    from ui.history import one_entry_per_change
     from ui.phone import narrow_screen_style, result_in_view
     from ui.share import tabs_in_url, warn_about_url
     from ui.sidebar import read_config, refusal_section
@@ -31,7 +31,7 @@ else:
 
     url_note = st.container()  # a bad link's warning: in the main area, seen on a phone too
     config = read_config()
-    one_entry_per_change()
+    browser_script()
     result_in_view()
     intro.html(intro_html(config, detach_ticked=st.session_state.get("detach", True)))
     starting_note = st.empty()   # said at once: the tabs' imports and the run come next

@@ -152,7 +152,7 @@ def remember_url() -> None:
 def tabs_in_url(labels: Sequence[str], key: str):
     """st.tabs whose open tab lives in the URL under `key`, as a setting does:
     ?view=Sweep opens the Sweep tab, the first tab leaves the URL clean, a
-    switch is an entry of the browser's history (ui/history.py), and a label
+    switch is an entry of the browser's history (ui/browser.py), and a label
     the tabs lack opens the first tab (warn_about_url says so). Each tab's
     .open says whether it is on screen."""
     _TAB_KEYS.add(key)

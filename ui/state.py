@@ -1,12 +1,7 @@
 """What the page keeps between reruns: the server's run cache, its gate for
-heavy jobs, a run with its progress bar, and the widgets of tabs that are
-closed.
-
-Every element on the page costs the browser time on every rerun, drawn or
-hidden in a closed tab alike, so a closed tab draws nothing. Streamlit
-forgets the value of a widget that a run does not draw; a tab's TabKeys
-carries its widgets' values over while it is closed.
-"""
+heavy jobs, a run with its progress bar, and the widgets of closed tabs (a
+closed tab draws nothing: every element costs the browser time on every
+rerun, hidden or not)."""
 
 from __future__ import annotations
 
@@ -16,10 +11,9 @@ from typing import TypeVar
 
 import streamlit as st
 
-# The one private import of the page's plumbing: a heavy job's owner is its
-# session, and Streamlit 1.67 names a session nowhere public (st.context has
-# headers, cookies, url...: no id; a key in st.session_state would be listed
-# among the widgets' and is absent outside a page run).
+# The page's one private import: a heavy job's owner is its session, which
+# Streamlit 1.67 names nowhere public (st.context has no id; a key in
+# st.session_state would be listed among the widgets').
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import fitlab
@@ -29,11 +23,8 @@ from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
 from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
 
-# Heavy jobs at once, server-wide: one per core of the 2-core machine it was
-# measured on; more only make each slower (fitlab/serving/jobs.py).
-HEAVY_AT_ONCE = 2
-# Sessions that may wait for a slot; one more is told the server is busy.
-HEAVY_WAITING = 32
+HEAVY_AT_ONCE = 2  # server-wide: one per core of the 2-core machine; more only make each slower
+HEAVY_WAITING = 32  # sessions that may wait for a slot; one more is told the server is busy
 T = TypeVar("T")
 
 
@@ -58,20 +49,12 @@ def waiting_in_line(what: str, place: Place, slots: int) -> str:
             f"({place.running} running, {place.ahead} waiting ahead of you).")
 
 
-def server_busy(what: str, busy: ServerBusy) -> str:
-    """Plain text: a job turned away because the line is full."""
-    return (f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
-            "waiting. Try again in a minute; your settings stay in the address bar.")
-
-
 def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
-    """func(*args, **kwargs) as one of the server's few heavy jobs at once
-    (training, a sweep, a fix, a replay), `estimate` its expected seconds
-    (fitlab.serving.budget): while it waits for a slot, the page says so and gives
-    its place in line, `what` naming the job ("the training"). A session has
-    one job in line: a newer one takes its place. If the line is full the
-    page says the server is busy and this run of the page stops there. Never
-    nest it: a job holding a slot that waits for another could wait for ever."""
+    """func(*args, **kwargs) as one of the server's few heavy jobs at once,
+    `estimate` its expected seconds (fitlab.serving.budget), `what` naming it
+    ("the training"). While it waits for a slot the page gives its place in
+    line; a full line, or a newer job of the session, stops this page run.
+    Never nest it: a job holding a slot that waits for another could wait for ever."""
     note = None
 
     def waiting(place) -> None:
@@ -86,7 +69,8 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
                 note.empty()
             return func(*args, **kwargs)
     except ServerBusy as busy:
-        st.warning(server_busy(what, busy))
+        st.warning(f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
+                   "waiting. Try again in a minute; your settings stay in the address bar.")
         st.stop()
     except Replaced:  # this session asked for something newer, which waits in its place
         st.stop()
@@ -99,33 +83,11 @@ def replay_seconds(config: Config) -> float:
     return run_seconds(replace(config, detach=False))
 
 
-# Streamlit's Stop ends the script where it is, and the page keeps what it
-# drew, so the server cannot say anything after it: the browser rewrites a
-# training bar left on an idle page (a finished run removes its bar).
-STOPPED = """<script>
-(() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (window.fitlabStopWatch) window.fitlabStopWatch.disconnect();
-  const stopped = () => {
-    if (app.getAttribute('data-test-script-state') !== 'notRunning') return;
-    for (const text of document.querySelectorAll('[class*="st-key-training_progress"] [data-testid="stProgress"] p')) {
-      const at = /^Training: epoch (\\d+) of (\\d+)$/.exec(text.textContent);
-      if (at) text.textContent = 'Stopped at epoch ' + at[1] + ' of ' + at[2] + '. A stopped run is not kept: '
-        + 'rerun the page (R) to train it again, or lower Epochs (Advanced) for a shorter run.';
-    }
-  };
-  window.fitlabStopWatch = new MutationObserver(stopped);
-  window.fitlabStopWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-})();
-</script>"""
-
-
 def run_with_progress(config: Config) -> Run:
     """The run for `config`, from the cache or trained (a heavy job) with a
-    progress bar, which says where it stopped if the person stops it."""
+    progress bar, which says where it stopped if the person stops it (ui/browser.py)."""
     # One key per config: a page run can train two (the tied and untied comparison).
-    place = st.container(key=f"training_progress_{abs(hash(config))}")
-    bar = place.empty()
+    bar = st.container(key=f"training_progress_{abs(hash(config))}").empty()
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
@@ -134,11 +96,8 @@ def run_with_progress(config: Config) -> Run:
             shown[0] = percent
             bar.progress(percent, text=f"Training: epoch {done} of {total}")
 
-    def trained(c: Config) -> Run:
-        place.html(STOPPED, unsafe_allow_javascript=True)
-        return heavy("the training", fitlab.train, c, progress=progress, estimate=run_seconds(c))
-
-    run = run_cache().get(config, trained)
+    run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
+                                                  estimate=run_seconds(c)))
     bar.empty()
     return run
 

@@ -30,7 +30,7 @@ class RunCache:
     each made once."""
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 256 * 2**20):
-        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.max_bytes = max_bytes
         least = max_bytes / max_entries
         self._runs: LRUCache[Config, Run] = LRUCache(max_bytes, getsizeof=lambda run: max(run_nbytes(run), least))
         self._changed = threading.Condition()
@@ -52,8 +52,3 @@ class RunCache:
         """The cached run for `config`, or make(config) stored and returned.
         Concurrent callers for one config wait for a single make()."""
         return self._made_once(config, make)
-
-    def clear(self) -> None:
-        """Forget every run."""
-        with self._changed:
-            self._runs.clear()

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 
 def open_page(page, url: str) -> None:
-    """Open the page and wait for its history handling (ui/history.py's script, drawn with the sidebar):
+    """Open the page and wait for its history handling (ui/browser.py's script, drawn with the sidebar):
     in a full CI run on a busy machine a change made before it ran replaced the first entry."""
     open_any_page(page, url)
     page.wait_for_function("() => window.fitlabHistory === true")

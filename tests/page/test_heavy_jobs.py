@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.state
+from tests.lib.serving.gates import assert_idle
 from tests.page.helpers import APP, loss_charts
 
 PATIENCE = 60
@@ -56,7 +57,7 @@ def test_a_new_run_waits_in_line_and_says_its_place(monkeypatch):
         running = threading.Thread(target=page.run, daemon=True)
         running.start()
         deadline = time.monotonic() + PATIENCE
-        while gate.waiting == 0 or not told:
+        while not told:  # told its place: in line
             assert time.monotonic() < deadline and running.is_alive()
             time.sleep(0.01)
         assert told[0] == ("Waiting to start the training: the server runs 2 at once, and 2 other "
@@ -68,7 +69,7 @@ def test_a_new_run_waits_in_line_and_says_its_place(monkeypatch):
         thread.join(PATIENCE)
     assert not page.exception and len(loss_charts(page)) == 1
     assert not [i for i in page.info if "Waiting to start" in i.value]  # the note is gone
-    assert gate.running == 0 and gate.waiting == 0
+    assert_idle(gate)
 
 
 def test_a_full_line_is_answered_in_words(monkeypatch):

@@ -11,22 +11,9 @@ import time
 import pytest
 
 from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
+from tests.lib.serving.gates import PATIENCE, queued, run, start, wait_until
 
-PATIENCE = 10  # seconds a test waits for a thread before calling it stuck
 BIG, SMALL = 6.0, 0.1  # estimated seconds: a width-256 run, a default one
-
-
-def wait_until(condition) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not condition():
-        assert time.monotonic() < deadline, "a thread is stuck"
-        time.sleep(0.001)
-
-
-def start(target, *args, **kwargs) -> threading.Thread:
-    thread = threading.Thread(target=target, args=args, kwargs=kwargs, daemon=True)
-    thread.start()
-    return thread
 
 
 def test_a_small_job_goes_before_big_ones_that_arrived_first():
@@ -34,10 +21,8 @@ def test_a_small_job_goes_before_big_ones_that_arrived_first():
     started = []
     with gate.slot():  # the one running job
         for i in range(5):
-            start(gate.run, started.append, f"big {i}", estimate=BIG)
-            wait_until(lambda: gate.waiting == i + 1)
-        start(gate.run, started.append, "small", estimate=SMALL)
-        wait_until(lambda: gate.waiting == 6)
+            queued(run, gate, started.append, f"big {i}", estimate=BIG)
+        queued(run, gate, started.append, "small", estimate=SMALL)
         time.sleep(0.2)  # waited 0.2 s: twice its estimate, a thirtieth of theirs
     wait_until(lambda: len(started) == 6)
     assert started == ["small", "big 0", "big 1", "big 2", "big 3", "big 4"]
@@ -45,17 +30,17 @@ def test_a_small_job_goes_before_big_ones_that_arrived_first():
 
 def test_a_big_job_is_not_starved_by_a_stream_of_small_ones():
     gate = JobGate(slots=1)
-    started, stop = [], threading.Event()
+    started, stop, feeding = [], threading.Event(), set()
 
     def small_jobs():  # always one small job in line, each running 10 ms
         while not stop.is_set():
-            gate.run(lambda: started.append("small") or time.sleep(0.01), estimate=SMALL)
+            run(gate, lambda: started.append("small") or time.sleep(0.01), estimate=SMALL,
+                on_wait=lambda place: feeding.add(threading.get_ident()))
 
     with gate.slot():
         feeders = [start(small_jobs) for _ in range(2)]
-        wait_until(lambda: gate.waiting == 2)
-        big = start(gate.run, started.append, "big", estimate=BIG)
-        wait_until(lambda: gate.waiting == 3)
+        wait_until(lambda: len(feeding) == 2)  # both in line
+        big = queued(run, gate, started.append, "big", estimate=BIG)
     try:
         wait_until(lambda: "big" in started)  # while the small ones keep coming
         assert started.count("small") > 10  # they really overtook it meanwhile
@@ -69,23 +54,21 @@ def test_a_sessions_new_job_replaces_its_waiting_one_and_keeps_its_place():
     gate = JobGate(slots=1, max_waiting=2)
     outcomes = []
 
-    def job(owner, name):
+    def job(owner, name, on_wait=None):
         try:
-            gate.run(outcomes.append, name, owner=owner)
+            run(gate, outcomes.append, name, owner=owner, on_wait=on_wait)
         except Replaced:
             outcomes.append(f"{name} replaced")
 
     with gate.slot():
-        start(job, "a", "a's first")
-        wait_until(lambda: gate.waiting == 1)
-        start(job, "b", "b's")
-        wait_until(lambda: gate.waiting == 2)
+        queued(job, "a", "a's first")
+        queued(job, "b", "b's")
         # The line is full, yet a's new job is no extra one: it takes a's place.
-        start(job, "a", "a's second")
+        queued(job, "a", "a's second")
         wait_until(lambda: "a's first replaced" in outcomes)
-        assert gate.waiting == 2
-        with pytest.raises(ServerBusy):
-            gate.run(lambda: None, owner="c")
+        with pytest.raises(ServerBusy) as busy:
+            run(gate, lambda: None, owner="c")
+        assert busy.value.waiting == 2
     wait_until(lambda: len(outcomes) == 3)
     assert outcomes == ["a's first replaced", "a's second", "b's"]
 
@@ -103,16 +86,14 @@ def test_a_wait_cut_short_and_rejoined_keeps_its_place():
         def rerun(place):
             raise Rerun
         try:
-            gate.run(outcomes.append, "first run", on_wait=rerun, owner="a")
+            run(gate, outcomes.append, "first run", on_wait=rerun, owner="a")
         except Rerun:
             pass
 
     with gate.slot():
         start(stopped_run).join(PATIENCE)
-        start(gate.run, outcomes.append, "b's", owner="b")
-        wait_until(lambda: gate.waiting == 1)
-        start(gate.run, outcomes.append, "a's rerun", owner="a")
-        wait_until(lambda: gate.waiting == 2)
+        queued(run, gate, outcomes.append, "b's", owner="b")
+        queued(run, gate, outcomes.append, "a's rerun", owner="a")
     wait_until(lambda: len(outcomes) == 2)
     assert outcomes == ["a's rerun", "b's"]
 
@@ -121,10 +102,10 @@ def test_a_waiting_job_is_told_its_place_at_once_and_again_while_it_waits():
     gate = JobGate(slots=1, refresh=0.05)
     told = []
     with gate.slot():
-        start(gate.run, lambda: None, on_wait=told.append, estimate=BIG)
+        start(run, gate, lambda: None, on_wait=told.append, estimate=BIG)
         wait_until(lambda: len(told) >= 1)
         assert told[0] == Place(0, 1)
-        start(gate.run, lambda: None, on_wait=told.append, estimate=BIG)
+        start(run, gate, lambda: None, on_wait=told.append, estimate=BIG)
         wait_until(lambda: len(told) >= 8)  # reminded though nothing changed
     assert set(told) <= {Place(0, 1), Place(1, 1)}
 
@@ -140,21 +121,22 @@ def test_a_small_job_gets_into_a_full_line_of_big_ones():
     gate = JobGate(slots=1, max_waiting=3)
     outcomes = []
 
-    def job(name, estimate):
+    def job(name, estimate, on_wait=None):
         try:
-            gate.run(outcomes.append, name, estimate=estimate)
+            run(gate, outcomes.append, name, estimate=estimate, on_wait=on_wait)
         except ServerBusy:
             outcomes.append(f"{name} turned away")
 
     with gate.slot():
         for i in range(3):
-            start(job, f"big {i}", BIG)
-            wait_until(lambda: gate.waiting == i + 1)
+            queued(job, f"big {i}", BIG)
         with pytest.raises(ServerBusy):
-            gate.run(lambda: None, estimate=BIG)
-        start(job, "small", SMALL)
+            run(gate, lambda: None, estimate=BIG)
+        queued(job, "small", SMALL)
         wait_until(lambda: "big 2 turned away" in outcomes)
-        assert gate.waiting == 3
+        with pytest.raises(ServerBusy) as busy:  # the line is still full: the small job took big 2's place
+            run(gate, lambda: None, estimate=BIG)
+        assert busy.value.waiting == 3
         time.sleep(0.2)  # the small one's ratio passes the big ones'
     wait_until(lambda: len(outcomes) == 4)
     assert outcomes == ["big 2 turned away", "small", "big 0", "big 1"]

@@ -9,21 +9,7 @@ import time
 import pytest
 
 from fitlab.serving.jobs import JobGate, Place, ServerBusy
-
-PATIENCE = 10  # seconds a test waits for a thread before calling it stuck
-
-
-def wait_until(condition) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not condition():
-        assert time.monotonic() < deadline, "a thread is stuck"
-        time.sleep(0.001)
-
-
-def start(target, *args) -> threading.Thread:
-    thread = threading.Thread(target=target, args=args, daemon=True)
-    thread.start()
-    return thread
+from tests.lib.serving.gates import PATIENCE, assert_idle, queued, run, start, wait_until
 
 
 def test_no_more_than_slots_jobs_run_at_once():
@@ -42,11 +28,12 @@ def test_no_more_than_slots_jobs_run_at_once():
     threads = [start(job) for _ in range(12)]
     for thread in threads:
         thread.join(PATIENCE)
-    assert peak[0] == 2 and gate.running == 0 and gate.waiting == 0
+    assert peak[0] == 2
+    assert_idle(gate)
 
 
 def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
-    gate = JobGate(slots=1, refresh=None)  # told on changes only
+    gate = JobGate(slots=1, refresh=60)  # told on changes only, within the test
     started, places = [], {i: [] for i in range(4)}
 
     def job(i):
@@ -57,8 +44,7 @@ def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
         threads = []
         for i in range(4):
             threads.append(start(job, i))
-            wait_until(lambda: gate.waiting == i + 1)  # in line before the next arrives
-        wait_until(lambda: all(places[i] for i in range(4)))
+            wait_until(lambda: places[i])  # in line before the next arrives
     for thread in threads:
         thread.join(PATIENCE)
     assert started == [0, 1, 2, 3]
@@ -74,19 +60,18 @@ def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
 def test_a_full_line_turns_the_next_job_away():
     gate = JobGate(slots=1, max_waiting=2)
     with gate.slot():
-        waiters = [start(lambda: gate.run(lambda: None)) for _ in range(2)]
-        wait_until(lambda: gate.waiting == 2)
+        waiters = [queued(run, gate, lambda: None) for _ in range(2)]
         with pytest.raises(ServerBusy, match="2 jobs are already waiting"):
             with gate.slot():
                 pass
     for thread in waiters:
         thread.join(PATIENCE)
-    assert gate.run(lambda x: x + 1, 1) == 2
+    assert run(gate, lambda x: x + 1, 1) == 2
 
 
 def test_a_wait_cut_short_leaves_the_line_and_a_failing_job_frees_its_slot():
     gate = JobGate(slots=1)
-    failures = []
+    failures, told = [], []
 
     class Rerun(Exception):
         """Stands for Streamlit's rerun, raised from a page element while waiting."""
@@ -102,7 +87,12 @@ def test_a_wait_cut_short_leaves_the_line_and_a_failing_job_frees_its_slot():
 
     with gate.slot():
         start(impatient).join(PATIENCE)
-        assert failures == ["left the line"] and gate.waiting == 0
+        assert failures == ["left the line"]
+        next_job = start(run, gate, lambda: None, on_wait=told.append)
+        wait_until(lambda: told)
+        assert told[0] == Place(ahead=0, running=1)  # the line was empty: the impatient job left it
+    next_job.join(PATIENCE)
     with pytest.raises(ZeroDivisionError):
-        gate.run(lambda: 1 / 0)
-    assert gate.running == 0 and gate.run(lambda: "next") == "next"
+        run(gate, lambda: 1 / 0)
+    assert_idle(gate)
+    assert run(gate, lambda: "next") == "next"

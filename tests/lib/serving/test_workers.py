@@ -1,7 +1,7 @@
 """Workers that stay small and alive (fitlab.serving.isolation): a lesson call
 releases what it built, so renewal by calls bounds a worker's memory, a worker
-found dead while idle is replaced before it is handed a call, and a renewed
-worker starts warm."""
+found dead while idle is replaced before it is handed a call, a renewed
+worker starts warm, and calls one after another keep to one warm worker."""
 
 from __future__ import annotations
 
@@ -103,27 +103,37 @@ def test_a_renewed_worker_has_imported_what_the_pools_calls_needed():
 
 
 @pytest.mark.slow  # worker processes
-def test_a_pool_warmed_with_one_worker_runs_its_next_call_in_it():
+def test_calls_one_after_another_reuse_one_warm_worker():
     pool = WorkerPool(size=2, preload=BARE)
     try:
         before = {p.pid for p in multiprocessing.active_children()}
-        pool.warm(1)
-        [warmed] = {p.pid for p in multiprocessing.active_children()} - before
-        assert pool.run(os.getpid) == warmed  # no second, cold worker
-        assert {p.pid for p in multiprocessing.active_children()} - before == {warmed}
+        first = pool.run(os.getpid)
+        assert [pool.run(os.getpid) for _ in range(3)] == [first] * 3  # no second, cold worker
+        assert {p.pid for p in multiprocessing.active_children()} - before == {first}
     finally:
         pool.close()
 
 
+_STOPS_WHILE_A_WORKER_STARTS = """
+import multiprocessing, threading, time
+from fitlab.serving.isolation import WorkerPool
+
+pool = WorkerPool(size=1, preload=("torch",))
+threading.Thread(target=pool.run, args=(int,), daemon=True).start()
+while not multiprocessing.active_children():
+    time.sleep(0.01)
+print(*[p.pid for p in multiprocessing.active_children()])
+"""
+
+
 @pytest.mark.slow  # a worker process that imports torch
 def test_a_worker_whose_server_stops_while_it_starts_ends_quietly():
-    # As when the server stops while a worker imports torch: nothing in the server's log.
-    server = subprocess.run(
-        [sys.executable, "-c",
-         "import multiprocessing, time; from fitlab.serving.isolation import WorkerPool; "
-         "pool = WorkerPool(size=1, preload=('torch',)); pool.warm(1); time.sleep(0.5); "
-         "print(*[p.pid for p in multiprocessing.active_children()])"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    # As when the server stops while its warm-up's daemon thread waits for a
+    # worker that imports torch: nothing in the server's log.
+    server = subprocess.run([sys.executable, "-c", _STOPS_WHILE_A_WORKER_STARTS],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert server.returncode == 0 and server.stderr == ""
-    for pid in map(int, server.stdout.split()):
+    pids = list(map(int, server.stdout.split()))
+    assert pids  # the worker had started
+    for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
