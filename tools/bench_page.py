@@ -63,8 +63,10 @@ def measure(script: str, link: str, count: int, crowd: int, *options: str,
         try:
             wait_healthy(url, server)
             asyncio.run(session(ws_url, link, Heard(link)))  # trains it (fitlab), imports (both)
-            # fitlab's warm-up goes on after a first page; the server process quiet, its workers not counted
-            wait_quiet(server.pid, quiet=0.02, seconds=2.0, patience=120, cpu=cpu_seconds)
+            # fitlab's warm-up goes on after a first page, waits for its worker process to start, then
+            # goes on in the server: quiet counted over the server and its workers, else its rest fell
+            # into the pages measured (10-15 ms a page, docs/measurements/robustness.md)
+            wait_quiet(server.pid, quiet=0.02, seconds=2.0, patience=120)
             asyncio.run(session(ws_url, link, Heard(link)))  # a first cached view builds the views
             one, alone = cost(server.pid, ws_url, link, count, False)
             many, heard = cost(server.pid, ws_url, link, crowd, True)

@@ -43,7 +43,7 @@ def forget_views() -> None:
     from ui.tabs import training
 
     charts.kept.clear()
-    training.loss_history_csv.clear()
+    training.run_words.clear()
     training.parameter_tables_of.clear()
 
 

@@ -1,13 +1,12 @@
 """Charts drawn with st.vega_lite_chart, each spec built once per run.
 
-Building an Altair chart and validating its spec is slow next to a page
-run, and st.vega_lite_chart converts a spec's data sets through pandas to
-Arrow and writes them out as Arrow IPC bytes on every draw. A chart drawn
-from one run with one set of options never changes, so its spec is built
-once, server-wide, its data sets written as those bytes, which
-st.vega_lite_chart sends as they are (as it does for st.altair_chart's own
-data sets). st.cache_resource hands every session the same dict, uncopied:
-it is read only (st.vega_lite_chart copies a spec before taking its data out).
+Building an Altair chart and validating its spec is slow next to a page run, and
+st.vega_lite_chart converts a spec's data sets through pandas to Arrow IPC bytes on
+every draw. A chart drawn from one run with one set of options never changes, so its
+spec is built once, server-wide, its data sets written as those bytes, which
+st.vega_lite_chart sends as they are (as it does for st.altair_chart's own data
+sets). st.cache_resource hands every session the same dict, uncopied: it is read
+only (st.vega_lite_chart copies a spec before taking its data out).
 """
 
 from __future__ import annotations
@@ -38,12 +37,13 @@ def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -
     """The Vega-Lite spec of build(*args) (an Altair chart, a spec, or a
     dict of specs by name), its data sets Arrow IPC bytes, built on the first
     call for (build, key) by any session and shared, read only, afterwards."""
-    return kept(f"{build.__module__}.{build.__qualname__}", key, lambda: _with_arrow(build(*args)))
+    return kept(name=f"{build.__module__}.{build.__qualname__}", key=key, _make=lambda: _with_arrow(build(*args)))
 
 
 @st.cache_resource(max_entries=MAX_SPECS, show_spinner=False, hash_funcs=KEYED_BY_REPR)
 def kept(name: str, key: Hashable, _make: Callable[[], dict]) -> dict:
-    """_make(), once per (name, key) while kept (kept.clear() forgets all)."""
+    """_make(), once per (name, key) while kept (kept.clear() forgets all). Called by keyword:
+    Streamlit reads a positional argument's name from the signature on every lookup."""
     return _make()
 
 

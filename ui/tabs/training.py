@@ -196,10 +196,9 @@ def _found_note(found: FitThatWorks | None, config: Config) -> str:
             f"{r_squared_text(found.start_r2)} → {found.test_r2:.2f}.")
 
 
-def verdict_section(run: Run) -> None:
-    """The verdict in one line and, when the student does worse than a
+def verdict_section(run: Run, line: str) -> None:
+    """The verdict in one `line` (verdict_line) and, when the student does worse than a
     constant or diverged, one click to a fit that works (fitlab.fit_that_works)."""
-    line = run_words(run.config, run)["verdict"]
     worse = run.diverged_at is not None or line.startswith("**Worse")
     with st.container(key="verdict", horizontal=True, vertical_alignment="center"):
         st.container(key="verdict_line", width="content").markdown(line)
@@ -228,10 +227,10 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
     """The first screen (the verdict in one line, the run learning as it
     plays; only while the tab is open, as the tab that plays is one at a
     time), then final losses, the loss chart and its CSV."""
+    words = run_words(config=run.config, _run=run)
     if first_screen:
-        verdict_section(run)
+        verdict_section(run, words["verdict"])
         watch_glance(run)
-    words = run_words(run.config, run)
     diverged = words["diverged"]
     if diverged is not None:
         st.warning(diverged)
@@ -257,26 +256,21 @@ def loss_section(run: Run, first_screen: bool = True) -> None:
     for note in (words["blog_figure"], words["engine"]):
         if note is not None:
             st.caption(note)
-    st.download_button("Download the loss history (CSV)", data=loss_history_csv(run.config, run),
+    st.download_button("Download the loss history (CSV)", data=words["csv"],
                        file_name=history_file_name(run.config), mime="text/csv", key="download_history",
                        on_click="ignore")
 
 
+# Called by keyword: Streamlit looks a positional argument's name up in the
+# function's signature on every call, half of a lookup's cost.
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
 def run_words(config: Config, _run: Run) -> dict:
     """The Training tab's sentences about the run of `config` (verdict, divergence, fit, blog
-    figure, engine), worded once per run and shared by every session, not on every page
-    run (each reads the run's history through pandas)."""
+    figure, engine) and its loss history's CSV (history_csv), made once per run and shared
+    by every session, not on every page run (each reads the run's history through pandas;
+    the CSV was a tenth of a cached page's CPU)."""
     return {"verdict": verdict_line(_run), "diverged": divergence_note(_run), "fit": fit_note(_run),
-            "blog_figure": blog_figure_note(_run), "engine": engine_note(_run)}
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=KEYED_BY_REPR)
-def loss_history_csv(config: Config, _run: Run) -> str:
-    """history_csv(_run), written once per run (a tenth of a cached page's
-    CPU when written on every page run) and shared by every session;
-    `config` names the run."""
-    return history_csv(_run)
+            "blog_figure": blog_figure_note(_run), "engine": engine_note(_run), "csv": history_csv(_run)}
 
 
 # A run's two tables, built once per run, server-wide, read only: about 20
@@ -313,7 +307,7 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias).
     Stacked, each has the page's width: at 1400 px side by side showed 5 of
     the default's 11 columns."""
-    tables = parameter_tables_of(run.config, run)
+    tables = parameter_tables_of(config=run.config, _run=run)
     height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):
         for net, caption in (("teacher", "The weights that made the labels."), ("student", student_caption(run))):
