@@ -3,8 +3,8 @@
 A verdict here is computed, never declared: PROVED compares the edited copy's gradients, backward by
 backward, with the original program rerun with every saved tensor kept by a clone; RUNS says a
 cause changes what is computed, and why no reference applies; DID NOT HELP is an edited copy that
-still dies or computes other gradients than the reference. The written files are then run by plain
-python (--write refuses an edit that did not help)."""
+still dies or computes other gradients than the reference. The written files are then run as python
+runs them (forked_python, tests/explain/conftest.py; --write refuses an edit that did not help)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,8 @@ def fixed(script: str, folder: Path | None = None, **kw):
 
 
 @pytest.mark.parametrize("script", sorted(VERDICTS))
-def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_under_python(script, tmp_path):
+def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_under_python(script, tmp_path,
+                                                                                       forked_python):
     verdict, kinds = VERDICTS[script]
     report, proof = fixed(script, tmp_path)
     copy = tmp_path / script
@@ -123,8 +124,7 @@ def test_each_fixtures_fix_gets_the_verdict_its_rerun_earns_and_written_runs_und
     [(path, backup)] = fix.write_files(proof)
     assert (path, backup) == (str(copy), str(copy) + ".orig")
     assert Path(backup).read_text() == before and copy.read_text() != before
-    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         check=False)
+    ran = forked_python(copy, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
 
 

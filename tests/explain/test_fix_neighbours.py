@@ -19,7 +19,7 @@ from fitlab.explain.codemods.flow import DetachValue
 from fitlab.explain.codemods.lines import OutOfPlace
 
 from .test_explain import SCRIPTS, marked
-from .test_fix import ENV, cli
+from .test_fix import cli
 
 pytestmark = pytest.mark.slow  # each test reruns a script; most run the CLI or python as a process
 
@@ -58,14 +58,13 @@ def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_re
 
 
 @pytest.mark.parametrize("script", sorted(EDITED))
-def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script, tmp_path):
+def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script, tmp_path, forked_python):
     copy = tmp_path / script
     shutil.copy(SCRIPTS / script, copy)
     proc = cli("--fix", "--write", copy, cwd=tmp_path)
     assert proc.returncode == 1 and f"wrote {copy} (your file before: {copy}.orig)" in proc.stderr, proc.stderr
     assert (tmp_path / f"{script}.orig").read_bytes() == (SCRIPTS / script).read_bytes()
-    ran = subprocess.run([sys.executable, str(copy)], cwd=tmp_path, env=ENV, capture_output=True, text=True,
-                         timeout=300, check=False)
+    ran = forked_python(copy, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
 
 

@@ -91,26 +91,28 @@ def test_text_with_no_traceback_names_no_line():
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
-def fixture_traceback(name: str) -> str:
-    """What python prints when the fixture script `name` dies of the in-place error."""
-    done = subprocess.run([sys.executable, str(SCRIPTS / name)], capture_output=True, text=True, timeout=300)
+def fixture_traceback(python, name: str) -> str:
+    """What python prints when the fixture script `name` dies of the in-place error (`python`:
+    forked_python, tests/explain/conftest.py)."""
+    done = python(SCRIPTS / name, cwd=Path.cwd())
     assert done.returncode != 0 and decode(done.stderr) is not None, done.stderr[-2000:]
     return done.stderr
 
 
 @pytest.mark.slow  # runs the fixture scripts with python for their tracebacks
-def test_the_causes_are_ranked_by_the_tracebacks_own_lines():
+def test_the_causes_are_ranked_by_the_tracebacks_own_lines(forked_python):
     # The same message pattern (a [n, 1] weight seen transposed, AsStrided) from three scripts:
     # the blog's re-init first only where the traceback shows nothing else.
-    blog, gan, carried = (decode(fixture_traceback(f"{name}.py")) for name in ("blog_reinit", "gan_step", "gru_carry"))
+    texts = {name: fixture_traceback(forked_python, f"{name}.py") for name in ("blog_reinit", "gan_step", "gru_carry")}
+    blog, gan, carried = map(decode, texts.values())
     assert {blog.kind, gan.kind, carried.kind} == {"transposed_weight"}
     assert blog.causes[0] == "detach_labels"
     assert gan.causes[0] == "fresh_forward_after_step" and gan.causes[-1] == "detach_labels"   # G_loss.backward()
     assert carried.causes[:2] == ("fresh_forward_after_step", "carried_state")   # backward(retain_graph=True)
-    lightning = decode(fixture_traceback("lightning_gan.py"))   # self.manual_backward(g_loss)
+    lightning = decode(fixture_traceback(forked_python, "lightning_gan.py"))   # self.manual_backward(g_loss)
     assert lightning.causes[0] == "fresh_forward_after_step"
     # The message alone has no traceback to read: the pattern's order.
-    assert decode(fixture_traceback("gan_step.py").splitlines()[-1]).causes[0] == "detach_labels"
+    assert decode(texts["gan_step"].splitlines()[-1]).causes[0] == "detach_labels"
 
 
 # A pre-1.10 traceback as torch 1.x printed it (tensor.py's backward, TBackward without the 0),
