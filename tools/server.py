@@ -59,10 +59,39 @@ def wait_healthy(url: str, server: subprocess.Popen, seconds: float = 60) -> Non
 
 
 def stop_server(server: subprocess.Popen, seconds: float = 15) -> None:
-    """Ask the server to stop; kill it if it has not within `seconds`."""
+    """Ask the server to stop; kill it if it has not within `seconds`. Then
+    wait (as long again at most) for the processes it had started, which may
+    still write to its log as they end (multiprocessing's resource tracker)."""
+    started = tree_pids(server.pid)[1:]
     server.terminate()
     try:
         server.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait()
+    deadline = time.monotonic() + seconds
+    while any(running(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and all its descendants (Linux's /proc)."""
+    pids, seen = [pid], []
+    while pids:
+        p = pids.pop()
+        seen.append(p)
+        try:
+            pids += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except OSError:
+            pass
+    return seen
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

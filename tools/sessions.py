@@ -21,6 +21,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from tools.server import tree_pids
 from ui.warmup import LESSON_AFTER_PAGE_SECONDS
 
 # Costly but allowed (each under the 8 s budget): width-256 runs, distinct
@@ -79,20 +80,6 @@ def tree_resident_mib(pid: int) -> float:
     """Resident memory of `pid` and all its descendants (tools.serve: nginx,
     the replicas and their workers), in MiB."""
     return _resident(tree_pids(pid))
-
-
-def tree_pids(pid: int) -> list[int]:
-    """`pid` and all its descendants."""
-    pids, seen = [pid], []
-    while pids:
-        p = pids.pop()
-        seen.append(p)
-        try:
-            pids += [int(c) for t in Path(f"/proc/{p}/task").iterdir()
-                     for c in (t / "children").read_text().split()]
-        except OSError:
-            pass
-    return seen
 
 
 def cpu_seconds(pid: int) -> float:

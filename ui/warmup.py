@@ -35,10 +35,14 @@ _page_ran = threading.Event()
 @contextlib.asynccontextmanager
 async def warm_up(_app):
     """st.App lifespan: the server's switch interval (SWITCH_INTERVAL), then
-    start the warm-up, and serve without waiting for it."""
+    start the warm-up, and serve without waiting for it; as the server
+    stops, stop its worker processes."""
     sys.setswitchinterval(SWITCH_INTERVAL)
     threading.Thread(target=warm, name=THREAD_NAME, daemon=True).start()
     yield
+    isolation = sys.modules.get("fitlab.serving.isolation")
+    if isolation is not None:  # never imported: no workers to stop
+        isolation.close_workers()
 
 
 def warm() -> None:

@@ -71,7 +71,9 @@ def _kill(executor: ProcessPoolExecutor) -> None:
     else:  # private, fenced here: before 3.14 nothing public stops a running worker
         for process in list((getattr(executor, "_processes", None) or {}).values()):
             process.kill()
-    executor.shutdown(wait=False, cancel_futures=True)
+    # Waiting joins the executor's threads, so its queues' named semaphores are
+    # unlinked now: a server that stops without atexit would leak them.
+    executor.shutdown(wait=True, cancel_futures=True)
 
 
 class WorkerPool:
@@ -144,6 +146,12 @@ class WorkerPool:
 
 _POOL = WorkerPool()
 atexit.register(_POOL.close)
+
+
+def close_workers() -> None:
+    """Stop the process's workers. A server calls this as it stops: uvicorn
+    ends a server stopped by SIGTERM with that signal, so atexit never runs."""
+    _POOL.close()
 
 
 def run_isolated(func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:

@@ -18,6 +18,7 @@ from fitlab.failure.explained import explained_blog
 from fitlab.serving.isolation import WorkerDied, WorkerPool, run_isolated
 from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after, raise_timeout
 from tools.bench_isolation import FAILING, ROUNDS, TRAINING, trainers
+from tools.server import running
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -80,7 +81,7 @@ def test_a_worker_that_dies_is_replaced():
             pool.run(die)
         second = pool.run(pid_after, 0)
         assert second != first and pool.run(pid_after, 0) == second
-        assert not _alive(first)  # the dead one is reaped
+        assert not running(first)  # the dead one is reaped
         assert pool.run(explained_blog, Config(detach=False)).anomaly_node is not None
     finally:
         pool.close()
@@ -131,7 +132,7 @@ def test_a_closed_pool_starts_fresh_workers_when_used_again(pool):
     first = pool.run(pid_after, 0)
     pool.close()
     second = pool.run(pid_after, 0)
-    assert second != first and not _alive(first)
+    assert second != first and not running(first)
 
 
 @pytest.mark.slow  # worker processes
@@ -211,13 +212,7 @@ def test_workers_end_when_the_server_is_killed():
 
 def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 20
-    while _alive(pid):
+    while running(pid):
         assert time.monotonic() < deadline, f"process {pid} is still running"
         time.sleep(0.05)
 
-
-def _alive(pid: int) -> bool:
-    try:
-        return "zombie" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
