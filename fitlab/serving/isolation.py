@@ -92,6 +92,7 @@ class WorkerPool:
             self._free.put(None)  # a slot whose worker starts when first needed
         self._all: set[ProcessPoolExecutor] = set()
         self._lock = threading.Lock()
+        self._final = False
 
     def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
         """func(*args, **kwargs) in a worker process (all picklable, `func` a
@@ -123,23 +124,30 @@ class WorkerPool:
         finally:  # a retired (or closed) executor's slot goes back empty
             self._free.put(executor if executor in self._all else None)
 
-    def close(self) -> None:
-        """Stop every worker; the pool starts new ones if used again."""
+    def close(self, final: bool = False) -> None:
+        """Stop every worker; the pool starts new ones if used again. After
+        `final`, a call raises WorkerDied instead: a stopping server's page
+        runs start no worker that would outlive the close."""
         with self._lock:
             executors, self._all = list(self._all), set()
+            self._final = self._final or final
         for executor in executors:
             _kill(executor)
 
     def _start(self) -> ProcessPoolExecutor:
-        executor = ProcessPoolExecutor(1, mp_context=_SPAWN, initializer=_start_worker,
-                                       initargs=(self._preload, os.getpid()),
-                                       max_tasks_per_child=self.calls_per_worker)
-        with self._lock:
+        with self._lock:  # with close's: an executor is either closed by it or never started
+            if self._final:
+                raise WorkerDied("the pool is closed: its process is stopping")
+            executor = ProcessPoolExecutor(1, mp_context=_SPAWN, initializer=_start_worker,
+                                           initargs=(self._preload, os.getpid()),
+                                           max_tasks_per_child=self.calls_per_worker)
             self._all.add(executor)
         return executor
 
-    def _retire(self, executor: ProcessPoolExecutor) -> None:
+    def _retire(self, executor: ProcessPoolExecutor | None) -> None:
         with self._lock:
+            if executor not in self._all:  # None, or close() stops it: two shutdowns at once race
+                return
             self._all.discard(executor)
         _kill(executor)
 
@@ -151,7 +159,7 @@ atexit.register(_POOL.close)
 def close_workers() -> None:
     """Stop the process's workers. A server calls this as it stops: uvicorn
     ends a server stopped by SIGTERM with that signal, so atexit never runs."""
-    _POOL.close()
+    _POOL.close(final=True)
 
 
 def run_isolated(func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:

@@ -135,6 +135,46 @@ def test_a_closed_pool_starts_fresh_workers_when_used_again(pool):
     assert second != first and not running(first)
 
 
+# A server's pool as it stops by SIGTERM (ui/warmup.py closes it for good, and
+# the process ends by the signal, without atexit) while page runs still call it.
+AMID_CALLS = """
+import os, signal, threading, time
+from fitlab.serving.isolation import WorkerDied, WorkerPool
+from tests.lib.serving.isolated_calls import pid_after
+pool, pids, refused = WorkerPool(size=2, preload=()), [], []
+def calls():
+    while True:
+        try:
+            pids.append(pool.run(pid_after, 0.05))
+        except WorkerDied:
+            refused.append(1)
+            return
+threads = [threading.Thread(target=calls, daemon=True) for _ in range(4)]
+for thread in threads:
+    thread.start()
+while len(pids) < 8:
+    time.sleep(0.01)
+pool.close(final=True)
+for thread in threads:
+    thread.join(20)
+print(len(refused), *set(pids), flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+@pytest.mark.slow  # worker processes
+def test_a_final_close_amid_calls_stops_every_worker_and_leaks_nothing():
+    import subprocess
+    import sys
+
+    ended = subprocess.run([sys.executable, "-c", AMID_CALLS], capture_output=True, text=True, timeout=90,
+                           cwd=str(Path(__file__).resolve().parents[3]))
+    refused, *workers = map(int, ended.stdout.split())
+    assert ended.returncode == -15 and refused == 4  # every caller told, none starting a worker after
+    assert len(workers) >= 2 and not any(running(pid) for pid in workers)
+    assert ended.stderr == ""  # no semaphores leaked, no traceback of two shutdowns at once
+
+
 @pytest.mark.slow  # worker processes
 def test_a_worker_is_renewed_after_its_calls():
     pool = WorkerPool(size=1, calls_per_worker=2, preload=BARE)
