@@ -19,6 +19,7 @@ import pyarrow as pa
 import streamlit as st
 
 from fitlab import Config
+from ui import state
 
 MAX_SPECS = 256  # server-wide, by count
 # Caches keyed by a Config hash its repr (its fields, in order): Streamlit's own
@@ -37,6 +38,7 @@ def spec(build: Callable[..., alt.TopLevelMixin | dict], key: Hashable, *args) -
     """The Vega-Lite spec of build(*args) (an Altair chart, a spec, or a
     dict of specs by name), its data sets Arrow IPC bytes, built on the first
     call for (build, key) by any session and shared, read only, afterwards."""
+    state.let_others_draw()  # before, not inside, the cached build (see there)
     return kept(name=f"{build.__module__}.{build.__qualname__}", key=key, _make=lambda: _with_arrow(build(*args)))
 
 

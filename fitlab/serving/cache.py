@@ -52,3 +52,8 @@ class RunCache:
         """The cached run for `config`, or make(config) stored and returned.
         Concurrent callers for one config wait for a single make()."""
         return self._made_once(config, make)
+
+    def peek(self, config: Config) -> Run | None:
+        """The cached run for `config`, or None; never waits for a make()."""
+        with self._changed:
+            return self._runs.get(config)

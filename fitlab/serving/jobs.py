@@ -12,8 +12,11 @@ one job in line: a new one takes the place and the waited time of its
 waiting one (`Replaced`), also within `REJOIN_SECONDS` of its wait being cut
 short (Streamlit stops a waiting page run to rerun it).
 
-Page draws are not jobs: a cached page is tens of milliseconds, and as a job
-it waited behind heavy ones (docs/measurements/robustness.md).
+Page draws are not jobs (as jobs, a cached page's tens of milliseconds
+waited behind heavy ones), but they too go a few at once, through ordered
+`Permits`: forty page runs drawing at once queue on Streamlit's config lock,
+which every message and the event loop's session start take, and nobody hears
+anything for seconds (docs/measurements/robustness.md).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import itertools
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,3 +153,61 @@ class JobGate:
                         self._left[ticket.owner] = (ticket.since, time.monotonic())
                     self._changed.notify_all()
             raise
+
+
+class Permits:
+    """`count` permits, handed out in the order they were asked for. A
+    semaphore lets a newcomer take a permit released to a thread that waited
+    before it; here a released permit goes to the longest waiter, so with
+    200 pages queued the first to come are drawn first, and the median page
+    is done at about half the crowd's time, not near its end.
+
+    A page run coming back from a heavy job it ran (its run trained) asks with
+    `after_job`: it waits behind every page run that has not had one. Its
+    first draw of a fresh run is seconds of work, a cached page's tens of
+    milliseconds: after a class moved to heavy runs of their own, a late
+    student on the cached link waited in line behind their first draws."""
+
+    def __init__(self, count: int):
+        self._free = count
+        self._lock = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()
+        self._after_jobs: deque[threading.Lock] = deque()
+
+    def acquire(self, after_job: bool = False) -> None:
+        """Take a permit, waiting behind everyone who asked before (with
+        `after_job`, behind every page run that has not had a heavy job, too)."""
+        with self._lock:
+            if self._free and not self._waiting and not self._after_jobs:
+                self._free -= 1
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            (self._after_jobs if after_job else self._waiting).append(turn)
+        turn.acquire()  # release() hands the permit over by releasing it
+
+    def step_aside(self) -> None:
+        """Hand the permit this thread holds to the longest waiter without a
+        heavy job, if any, and wait for one again ahead of every page run
+        back from a job: such a page run does this before each of a fresh
+        run's builds (a table's message, a chart's), so a cached page waits
+        for one build, not a whole first draw."""
+        with self._lock:
+            if not self._waiting:
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.popleft().release()
+            self._after_jobs.appendleft(turn)
+        turn.acquire()
+
+    def release(self) -> None:
+        """Give a permit back: to the longest waiter, if any, those without a
+        heavy job first."""
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().release()
+            elif self._after_jobs:
+                self._after_jobs.popleft().release()
+            else:
+                self._free += 1

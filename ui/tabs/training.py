@@ -19,7 +19,7 @@ from fitlab.run import Run
 from fitlab.weights import padding_mask, parameter_matrix
 from ui.charts import KEYED_BY_REPR, draw
 from ui.sidebar import load_settings
-from ui.state import heavy
+from ui.state import heavy, let_others_draw
 from ui.tabs.watch import watch_glance
 from ui.words import FIELD_LABELS, loss_change
 
@@ -307,6 +307,7 @@ def parameter_tables(run: Run) -> None:
     its matrix (rows: output units; columns: inputs, then the bias).
     Stacked, each has the page's width: at 1400 px side by side showed 5 of
     the default's 11 columns."""
+    let_others_draw()  # before, not inside, the cached build (ui/state.py)
     tables = parameter_tables_of(config=run.config, _run=run)
     height = ROW_PX * (min(tables["teacher"].num_rows, MAX_ROWS_SHOWN) + 1) + 3   # the header row, and the borders
     with st.container(key="parameter_tables"):

@@ -1,0 +1,238 @@
+"""The server's drawing permits (ui.state.drawing over fitlab.serving.jobs.Permits):
+at most DRAWING_AT_ONCE page runs draw at once, in the order they came, and a page run waiting for,
+or running, a heavy job holds none, so it never keeps a cached page from
+being drawn."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import streamlit as st
+
+from fitlab.serving.jobs import Permits
+from ui import state
+
+PATIENCE = 10
+
+
+def wait_until(condition) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, "a thread is stuck"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def fresh_resources():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resources):
+    release_slots, slots_held = threading.Event(), threading.Barrier(state.HEAVY_AT_ONCE + 1)
+
+    def hold_slot():
+        with state.job_gate().slot():
+            slots_held.wait(PATIENCE)
+            release_slots.wait(PATIENCE)
+
+    holders = [threading.Thread(target=hold_slot, daemon=True) for _ in range(state.HEAVY_AT_ONCE)]
+    for holder in holders:
+        holder.start()
+    slots_held.wait(PATIENCE)
+
+    results = []
+
+    def page_with_a_heavy_job():
+        with state.drawing():
+            results.append(state.heavy("the training", lambda: "trained", estimate=1.0))
+
+    waiting_page = threading.Thread(target=page_with_a_heavy_job, daemon=True)
+    waiting_page.start()
+    wait_until(lambda: len(state.job_gate()._line) == 1)  # its job waits in line
+
+    lock, inside, peak, leave = threading.Lock(), [0], [0], threading.Event()
+
+    def cached_page():
+        with state.drawing():
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            leave.wait(PATIENCE)
+            with lock:
+                inside[0] -= 1
+
+    pages = [threading.Thread(target=cached_page, daemon=True) for _ in range(state.DRAWING_AT_ONCE + 2)]
+    for page in pages:
+        page.start()
+    # Every permit is a cached page's: the page waiting for its job holds none.
+    wait_until(lambda: inside[0] == state.DRAWING_AT_ONCE)
+    time.sleep(0.1)  # the others stay out
+    assert inside[0] == state.DRAWING_AT_ONCE
+    leave.set()
+    for page in pages:
+        page.join(PATIENCE)
+    assert peak[0] == state.DRAWING_AT_ONCE and inside[0] == 0
+    release_slots.set()
+    waiting_page.join(PATIENCE)
+    assert results == ["trained"]  # its job ran, and it took a permit back to draw the rest
+
+
+def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypatch):
+    """More page runs than permits on one untrained config: the one that
+    trains, done, takes a permit back while the others wait for its run."""
+    import fitlab
+    from fitlab import Config
+
+    trained, release, train = threading.Event(), threading.Event(), fitlab.train
+
+    def slow_train(config, progress=None):
+        trained.set()
+        release.wait(PATIENCE)
+        return train(config)
+
+    monkeypatch.setattr(state.fitlab, "train", slow_train)
+    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent())})())
+    config, runs = Config(epochs=3, seed=41), []
+
+    def page():
+        with state.drawing():
+            runs.append(state.run_with_progress(config))
+
+    pages = [threading.Thread(target=page, daemon=True) for _ in range(state.DRAWING_AT_ONCE + 3)]
+    pages[0].start()
+    trained.wait(PATIENCE)
+    for p in pages[1:]:
+        p.start()
+    time.sleep(0.2)  # the others are waiting for the run now
+    release.set()
+    for p in pages:
+        p.join(PATIENCE)
+    assert len(runs) == len(pages) and all(r is runs[0] for r in runs)
+
+
+class Silent:
+    """A stand-in for the progress bar's container and its element: their
+    calls, outside a page."""
+
+    def progress(self, *args, **kwargs):
+        pass
+
+    def html(self, *args, **kwargs):
+        pass
+
+    def empty(self):
+        return self
+
+
+def test_permits_go_in_the_order_they_were_asked_for():
+    permits, order, lock = Permits(2), [], threading.Lock()
+    permits.acquire()
+    permits.acquire()
+
+    def page(i: int):
+        permits.acquire()
+        with lock:
+            order.append(i)
+        permits.release()
+
+    waiting = []
+    for i in range(6):
+        waiting.append(threading.Thread(target=page, args=(i,), daemon=True))
+        waiting[-1].start()
+        wait_until(lambda: len(permits._waiting) == i + 1)
+    permits.release()
+    # A newcomer while the line drains takes its place at the end.
+    late = threading.Thread(target=page, args=(6,), daemon=True)
+    late.start()
+    for thread in [*waiting, late]:
+        thread.join(PATIENCE)
+    permits.release()
+    assert order == list(range(7))
+    assert permits._free == 2 and not permits._waiting
+
+
+def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
+    permits, order, lock = Permits(1), [], threading.Lock()
+    permits.acquire()
+
+    def page(name: str, after_job: bool):
+        permits.acquire(after_job=after_job)
+        with lock:
+            order.append(name)
+        permits.release()
+
+    threads = []
+    for name, after_job in (("trained 1", True), ("cached 1", False), ("trained 2", True), ("cached 2", False)):
+        threads.append(threading.Thread(target=page, args=(name, after_job), daemon=True))
+        threads[-1].start()
+        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == len(threads))
+    permits.release()
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert order == ["cached 1", "cached 2", "trained 1", "trained 2"]
+
+
+def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch):
+    # One permit: a page run back from its training holds it and is about to
+    # build its fresh run's tables; a cached page comes meanwhile.
+    permits, order, lock = Permits(1), [], threading.Lock()
+    monkeypatch.setattr(state, "draw_gate", lambda: permits)
+    back, came = threading.Event(), threading.Event()
+
+    def note(what: str):
+        with lock:
+            order.append(what)
+
+    def trained_page():
+        with state.drawing():
+            with state._not_drawing():
+                state._held.job_ran = True  # as heavy() marks it
+            back.set()
+            came.wait(PATIENCE)
+            state.let_others_draw()
+            note("trained page builds")
+
+    def cached_page():
+        with state.drawing():
+            state.let_others_draw()  # no job ran: it keeps its permit
+            note("cached page")
+
+    trained = threading.Thread(target=trained_page, daemon=True)
+    trained.start()
+    assert back.wait(PATIENCE)
+    cached = threading.Thread(target=cached_page, daemon=True)
+    cached.start()
+    wait_until(lambda: len(permits._waiting) == 1)
+    came.set()
+    for thread in (trained, cached):
+        thread.join(PATIENCE)
+    assert order == ["cached page", "trained page builds"]
+    assert permits._free == 1 and not permits._waiting and not permits._after_jobs
+
+
+def test_a_page_that_steps_aside_goes_before_the_others_back_from_jobs():
+    permits, order, lock = Permits(1), [], threading.Lock()
+    permits.acquire(after_job=True)  # this thread: back from a job, drawing
+
+    def page(name: str, after_job: bool):
+        permits.acquire(after_job=after_job)
+        with lock:
+            order.append(name)
+        permits.release()
+
+    threads = [threading.Thread(target=page, args=args, daemon=True)
+               for args in (("trained later", True), ("cached", False))]
+    for i, thread in enumerate(threads):
+        thread.start()
+        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == i + 1)
+    permits.step_aside()
+    with lock:
+        order.append("stepped aside")
+    permits.release()
+    for thread in threads:
+        thread.join(PATIENCE)
+    assert order == ["cached", "stepped aside", "trained later"]
