@@ -12,6 +12,7 @@ import pytest
 import streamlit as st
 
 from fitlab.serving.jobs import Permits
+from tests.lib.serving.gates import hold_every_slot
 from ui import state
 
 PATIENCE = 10
@@ -32,17 +33,7 @@ def fresh_resources():
 
 
 def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resources):
-    release_slots, slots_held = threading.Event(), threading.Barrier(state.HEAVY_AT_ONCE + 1)
-
-    def hold_slot():
-        with state.job_gate().slot():
-            slots_held.wait(PATIENCE)
-            release_slots.wait(PATIENCE)
-
-    holders = [threading.Thread(target=hold_slot, daemon=True) for _ in range(state.HEAVY_AT_ONCE)]
-    for holder in holders:
-        holder.start()
-    slots_held.wait(PATIENCE)
+    release_slots, _ = hold_every_slot(state.job_gate())
 
     results = []
 

@@ -10,26 +10,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import ui.state
-from tests.lib.serving.gates import assert_idle
+from tests.lib.serving.gates import assert_idle, hold_every_slot
 from tests.page.helpers import APP, loss_charts
 
 PATIENCE = 60
-
-
-def hold_every_slot(gate) -> tuple[threading.Event, list[threading.Thread]]:
-    """Threads holding all of the gate's slots until the event is set."""
-    release, held = threading.Event(), threading.Barrier(gate.slots + 1)
-
-    def hold():
-        with gate.slot():
-            held.wait(PATIENCE)
-            release.wait(PATIENCE)
-
-    threads = [threading.Thread(target=hold, daemon=True) for _ in range(gate.slots)]
-    for thread in threads:
-        thread.start()
-    held.wait(PATIENCE)
-    return release, threads
 
 
 def fresh_page(**query) -> AppTest:

@@ -46,3 +46,20 @@ def assert_idle(gate) -> None:
     with contextlib.ExitStack() as held:
         for _ in range(gate.slots):
             held.enter_context(gate.slot(on_wait=lambda place: pytest.fail(f"the gate is busy: {place}")))
+
+
+def hold_every_slot(gate, patience: float = 60) -> tuple[threading.Event, list[threading.Thread]]:
+    """Threads holding all of the gate's slots until the event is set (or
+    `patience` seconds: a page under test may take long to reach its wait)."""
+    release, held = threading.Event(), threading.Barrier(gate.slots + 1)
+
+    def hold():
+        with gate.slot():
+            held.wait(patience)
+            release.wait(patience)
+
+    threads = [threading.Thread(target=hold, daemon=True) for _ in range(gate.slots)]
+    for thread in threads:
+        thread.start()
+    held.wait(patience)
+    return release, threads
