@@ -1,7 +1,7 @@
 """What the page keeps between reruns: the server's run cache, its gate for
-heavy jobs and its drawing permits, a run with its progress bar, and the widgets of closed tabs (a
-closed tab draws nothing: every element costs the browser time on every
-rerun, hidden or not)."""
+heavy jobs and its drawing permits, a run with its progress bar, and the
+widgets of closed tabs (a closed tab draws nothing: every element costs the
+browser time on every rerun, hidden or not)."""
 
 from __future__ import annotations
 
