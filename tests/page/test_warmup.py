@@ -93,12 +93,16 @@ def test_the_warm_up_imports_every_module_the_page_imports():
     assert page and page == set(warmup.PAGE_MODULES)
 
 
-def test_the_server_hands_the_interpreter_over_within_half_a_millisecond(monkeypatch):
+def test_the_server_hands_the_interpreter_over_within_half_a_millisecond_and_stops_its_workers(monkeypatch):
     import asyncio
     import concurrent.futures
 
-    started = []
+    from fitlab.serving import isolation
+
+    started, closed = [], []
     monkeypatch.setattr(warmup, "warm", lambda: started.append(True))
+    # Recorded, not done: closed for good, this process's pool would refuse the later tests' calls.
+    monkeypatch.setattr(isolation, "close_workers", lambda: closed.append(True))
     before = sys.getswitchinterval()
 
     async def serve():
@@ -111,6 +115,6 @@ def test_the_server_hands_the_interpreter_over_within_half_a_millisecond(monkeyp
             interval = thread.submit(asyncio.run, serve()).result()
         assert interval == pytest.approx(warmup.SWITCH_INTERVAL) and warmup.SWITCH_INTERVAL < before
         time.sleep(0.1)
-        assert started == [True]
+        assert started == [True] and closed == [True]
     finally:
         sys.setswitchinterval(before)
