@@ -22,6 +22,7 @@ from fitlab import Config
 from fitlab.failure.explained import explained_blog
 from fitlab.serving.isolation import CALLS_PER_WORKER, WorkerPool
 from tests.lib.serving.isolated_calls import resident_bytes
+from tools.server import running
 
 ROOT = Path(__file__).resolve().parents[3]
 # The pool's mechanics need no torch in the workers: they start in a fraction of the time.
@@ -136,4 +137,4 @@ def test_a_worker_whose_server_stops_while_it_starts_ends_quietly():
     pids = list(map(int, server.stdout.split()))
     assert pids  # the worker had started
     for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        assert not running(pid)
