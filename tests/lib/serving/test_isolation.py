@@ -20,6 +20,8 @@ from tests.lib.serving.isolated_calls import anomaly_enabled, die, pid_after, ra
 from tools.bench_isolation import FAILING, ROUNDS, TRAINING, trainers
 from tools.server import running
 
+ROOT = Path(__file__).resolve().parents[3]  # where a child python finds fitlab and tests
+
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
 def test_torchs_anomaly_mode_is_process_wide():
@@ -168,7 +170,7 @@ def test_a_final_close_amid_calls_stops_every_worker_and_leaks_nothing():
     import sys
 
     ended = subprocess.run([sys.executable, "-c", AMID_CALLS], capture_output=True, text=True, timeout=90,
-                           cwd=str(Path(__file__).resolve().parents[3]))
+                           cwd=ROOT)
     refused, *workers = map(int, ended.stdout.split())
     assert ended.returncode == -15 and refused == 4  # every caller told, none starting a worker after
     assert len(workers) >= 2 and not any(running(pid) for pid in workers)
@@ -246,7 +248,7 @@ def test_workers_end_when_the_server_is_killed():
          "import os; from fitlab.serving.isolation import WorkerPool; "
          "from tests.lib.serving.isolated_calls import pid_after; "
          "pool = WorkerPool(size=1, preload=()); print(pool.run(pid_after, 0), flush=True); os._exit(9)"],
-        capture_output=True, text=True, timeout=60, cwd=str(Path(__file__).resolve().parents[3]))
+        capture_output=True, text=True, timeout=60, cwd=ROOT)
     _wait_gone(int(server.stdout.split()[0]))
 
 
