@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -98,7 +98,8 @@ class WorkerPool:
         """func(*args, **kwargs) in a worker process (all picklable, `func` a
         top-level function): its result by value, or its exception raised
         here. TimeoutError if it takes longer than `timeout` seconds (the
-        worker is killed); WorkerDied if its worker exits during the call."""
+        worker is killed); WorkerDied if its worker exits during the call, or
+        close() stops it before the call runs."""
         module = getattr(func, "__module__", None) or "builtins"
         with self._lock:
             if module not in self._preload:
@@ -118,7 +119,7 @@ class WorkerPool:
                 raise  # the call's own TimeoutError
             self._retire(executor)
             raise TimeoutError("the isolated call overran its timeout; its worker was replaced") from None
-        except BrokenProcessPool as died:
+        except (BrokenProcessPool, CancelledError) as died:  # its worker died, or close() stopped it first
             self._retire(executor)
             raise WorkerDied("the worker process exited during the call") from died
         finally:  # a retired (or closed) executor's slot goes back empty
