@@ -1,7 +1,5 @@
 """What the page keeps between reruns: the server's run cache, its gate for
-heavy jobs and its drawing permits, a run with its progress bar, and the
-widgets of closed tabs (a closed tab draws nothing: every element costs the
-browser time on every rerun, hidden or not)."""
+heavy jobs and its drawing permits, and a run with its progress bar."""
 
 from __future__ import annotations
 
@@ -167,26 +165,3 @@ def run_with_progress(config: Config) -> Run:
     bar.empty()
     return run
 
-
-class TabKeys:
-    """The session-state keys of one tab's widgets: each is named where its
-    widget is made (`key=KEYS("smoothing")` gives "compare_smoothing"), and
-    `keep()` carries all of them over while the tab is closed. Buttons have
-    no value to keep: their keys are not made here (Streamlit refuses a
-    button's value set through session state)."""
-
-    def __init__(self, prefix: str):
-        self.prefix = prefix
-        self._names: set[str] = set()
-
-    def __call__(self, name: str) -> str:
-        """The key of the tab's widget or value `name`, remembered for keep()."""
-        key = f"{self.prefix}_{name}"
-        self._names.add(key)
-        return key
-
-    def keep(self) -> None:
-        """Keep the values of this tab's widgets, which this run does not draw."""
-        for key in self._names:
-            if key in st.session_state:
-                st.session_state[key] = st.session_state[key]
