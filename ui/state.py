@@ -11,11 +11,6 @@ from typing import TypeVar
 
 import streamlit as st
 
-# The page's one private import: a heavy job's owner is its session, which
-# Streamlit 1.67 names nowhere public (st.context has no id; a key in
-# st.session_state would be listed among the widgets').
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-
 import fitlab
 from fitlab import Config
 from fitlab.run import Run
@@ -108,10 +103,9 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
         note = note or st.empty()
         note.info(waiting_in_line(what, ahead, HEAVY_AT_ONCE), icon="⏳")
 
-    ctx = get_script_run_ctx()
+    owner = st.session_state.setdefault("job_owner", object())  # the session's token
     try:
-        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
-                                             estimate=estimate):
+        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=owner, estimate=estimate):
             if note is not None:
                 note.empty()
             _held.job_ran = True  # read by the _not_drawing that gave the slot back

@@ -86,7 +86,8 @@ def test_pages_waiting_for_one_training_hold_no_slot(fresh_resources, monkeypatc
         return train(config)
 
     monkeypatch.setattr(state.fitlab, "train", slow_train)
-    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent())})())
+    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent()),
+                                                         "session_state": {}})())
     config, runs = Config(epochs=3, seed=41), []
 
     def page():
