@@ -2,11 +2,10 @@
 
 Building an Altair chart and validating its spec is slow next to a page run, and
 st.vega_lite_chart converts a spec's data sets through pandas to Arrow IPC bytes on
-every draw. A chart drawn from one run with one set of options never changes, so its
-spec is built once, server-wide, its data sets written as those bytes, which
-st.vega_lite_chart sends as they are (as it does for st.altair_chart's own data
-sets). st.cache_resource hands every session the same dict, uncopied: it is read
-only (st.vega_lite_chart copies a spec before taking its data out).
+every draw. A chart of one run with one set of options never changes, so its spec
+is built once, server-wide, its data sets as those bytes, which st.vega_lite_chart
+sends as they are. Every session gets the same dict, uncopied: it is read only
+(st.vega_lite_chart copies a spec before taking its data out).
 """
 
 from __future__ import annotations

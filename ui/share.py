@@ -187,7 +187,9 @@ def warn_about_url(where=None) -> None:
     if not requested:
         return
     st.session_state[_OPENED_WITH] = {}  # warn on the first view only
-    problems = url_problems(requested, st.session_state.to_dict(), _TAB_KEYS)
+    # The widgets bound to the URL: session state holds the page's own keys too (its run log, a job owner).
+    bound = {key: value for key, value in st.session_state.to_dict().items() if key in SETTINGS or key in _TAB_KEYS}
+    problems = url_problems(requested, bound, _TAB_KEYS)
     if not problems:
         return
     unseen = st.session_state.get(_OPENED_WITH + "_keys", len(requested)) - len(requested)

@@ -1,7 +1,5 @@
-"""What the page keeps between reruns: the server's run cache, its gate for
-heavy jobs and its drawing permits, a run with its progress bar, and the
-widgets of closed tabs (a closed tab draws nothing: every element costs the
-browser time on every rerun, hidden or not)."""
+"""What the page keeps between reruns: the server's run cache, its gates for
+heavy jobs and for page draws, and a run with its progress bar."""
 
 from __future__ import annotations
 
@@ -13,23 +11,20 @@ from typing import TypeVar
 
 import streamlit as st
 
-# The page's one private import: a heavy job's owner is its session, which
-# Streamlit 1.67 names nowhere public (st.context has no id; a key in
-# st.session_state would be listed among the widgets').
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-
 import fitlab
 from fitlab import Config
 from fitlab.run import Run
 from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
-from fitlab.serving.jobs import JobGate, Permits, Place, Replaced, ServerBusy
+from fitlab.serving.jobs import JobGate, Replaced, ServerBusy
 
 HEAVY_AT_ONCE = 2  # server-wide: one per core of the 2-core machine; more only make each slower
 HEAVY_WAITING = 32  # sessions that may wait for a slot; one more is told the server is busy
 DRAWING_AT_ONCE = 2  # page runs drawing at once, server-wide (a heavy job's wait and run do not count)
+# A draw's estimate: a cached page's takes tens of ms, a run's first (just trained) seconds.
+CACHED_DRAW, FRESH_DRAW = 0.05, 2.0
 T = TypeVar("T")
-_held = threading.local()  # the drawing permit this thread's page run holds, if any
+_held = threading.local()  # this thread's page run's draw ticket, while it draws
 
 
 @st.cache_resource
@@ -46,87 +41,74 @@ def job_gate() -> JobGate:
 
 
 @st.cache_resource
-def draw_gate() -> Permits:
-    """The server's permits to draw a page, shared by every session."""
-    return Permits(DRAWING_AT_ONCE)
+def draw_gate() -> JobGate:
+    """The server's gate for page draws, shared by every session: none is turned away."""
+    return JobGate(slots=DRAWING_AT_ONCE, max_waiting=None)
 
 
 @contextmanager
 def drawing() -> Iterator[None]:
-    """Hold one of the server's few drawing permits for a page run.
-
-    Every message a page run sends, and the event loop's start of each
-    session, take Streamlit's one config lock (`get_option`). Forty page
-    runs drawing at once queue on it, the event loop among them, and nobody
-    hears anything for seconds; with a few drawing at once the others wait
-    off the lock, in arrival order (Permits)."""
-    gate = draw_gate()
-    gate.acquire()
-    _held.gate, _held.after_job = gate, False
+    """Hold one of the server's few drawing slots for a page run: with a few
+    drawing at once the others wait off Streamlit's config lock (fitlab.serving.jobs)."""
+    _held.ticket = draw_gate().acquire(estimate=CACHED_DRAW)
     try:
         yield
     finally:
-        _held.gate = None
-        gate.release()
+        _held.ticket = None
+        draw_gate().release()
 
 
 def let_others_draw() -> None:
-    """Before building a fresh run's message (a table, a chart): a page run
-    back from a heavy job lets the page runs without one draw first
-    (Permits.step_aside). Call it outside a cached build: st.cache_resource
-    holds its key's lock while it builds, and a run waiting for a permit
-    there blocks every run that wants the same key while they hold theirs."""
-    gate = getattr(_held, "gate", None)
-    if gate is not None and getattr(_held, "after_job", False):
-        gate.step_aside()
+    """Before building a fresh run's message (a table, a chart): a page run back
+    from a heavy job lets cached pages that waited long enough draw first
+    (JobGate.step_aside). Call it outside a cached build: a run waiting here
+    inside one would hold its key's lock against the runs that hold slots."""
+    ticket = getattr(_held, "ticket", None)
+    if ticket is not None and ticket.estimate == FRESH_DRAW:
+        draw_gate().step_aside(ticket)
 
 
 @contextmanager
 def _not_drawing() -> Iterator[None]:
-    """Give this page run's drawing permit back for the `with` block (a
-    heavy job's wait and run), and take one again after: behind the page
-    runs without a job if a heavy job ran in the block (Permits)."""
-    gate = getattr(_held, "gate", None)
-    if gate is None:
+    """Give this page run's drawing slot back for the `with` block (a heavy job's wait
+    and run), and take one again after: as a FRESH_DRAW if a heavy job ran in it."""
+    if getattr(_held, "ticket", None) is None:
         yield
         return
-    _held.gate, _held.job_ran = None, False
-    gate.release()
+    _held.ticket, _held.job_ran = None, False
+    draw_gate().release()
     try:
         yield
     finally:
-        gate.acquire(after_job=_held.job_ran)
-        _held.gate, _held.after_job = gate, _held.job_ran
+        _held.ticket = draw_gate().acquire(estimate=FRESH_DRAW if _held.job_ran else CACHED_DRAW)
 
 
-def waiting_in_line(what: str, place: Place, slots: int) -> str:
-    """Plain text: a job waiting for a free slot, and its place in line."""
-    others = place.running + place.ahead
+def waiting_in_line(what: str, ahead: int, slots: int) -> str:
+    """Plain text: a job waiting for a free slot (all `slots` are held), `ahead` jobs before it in line."""
+    others = slots + ahead
     return (f"Waiting to start {what}: the server runs {slots} at once, and "
             f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
-            f"({place.running} running, {place.ahead} waiting ahead of you).")
+            f"({slots} running, {ahead} waiting ahead of you).")
 
 
 def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
-    """func(*args, **kwargs) as one of the server's few heavy jobs at once,
-    `estimate` its expected seconds (fitlab.serving.budget), `what` naming it
-    ("the training"). While it waits for a slot the page gives its place in
-    line; a full line, or a newer job of the session, stops this page run.
-    Never nest it: a job holding a slot that waits for another could wait for ever."""
+    """func(*args, **kwargs) as one of the server's few heavy jobs at once, `estimate` its
+    expected seconds (fitlab.serving.budget), `what` naming it ("the training"). While it
+    waits for a slot the page gives its place in line; a full line, or a newer job of the
+    session, stops this page run. Never nest it: a job holding a slot could wait for ever."""
     note = None
 
-    def waiting(place) -> None:
+    def waiting(ahead: int) -> None:
         nonlocal note
         note = note or st.empty()
-        note.info(waiting_in_line(what, place, HEAVY_AT_ONCE), icon="⏳")
+        note.info(waiting_in_line(what, ahead, HEAVY_AT_ONCE), icon="⏳")
 
-    ctx = get_script_run_ctx()
+    owner = st.session_state.setdefault("job_owner", object())  # the session's token
     try:
-        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=None if ctx is None else ctx.session_id,
-                                             estimate=estimate):
+        with _not_drawing(), job_gate().slot(on_wait=waiting, owner=owner, estimate=estimate):
             if note is not None:
                 note.empty()
-            _held.job_ran = True  # read by the _not_drawing that gave the permit back
+            _held.job_ran = True  # read by the _not_drawing that gave the slot back
             return func(*args, **kwargs)
     except ServerBusy as busy:
         st.warning(f"The server is too busy to start {what} now: {busy.waiting} jobs are already "
@@ -137,9 +119,8 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
 
 
 def replay_seconds(config: Config) -> float:
-    """The expected seconds of a replay of the lesson's run: it fails at its
-    first backward() (its labels stay attached, detach or not), so one
-    epoch's worth at most."""
+    """The expected seconds of a replay of the lesson's run: one epoch's worth at most (it
+    fails at its first backward(), its labels attached, detach or not)."""
     return run_seconds(replace(config, detach=False))
 
 
@@ -158,35 +139,12 @@ def run_with_progress(config: Config) -> Run:
 
     run = run_cache().peek(config)
     if run is None:
-        # No permit while the run is trained or awaited: the page runs that
-        # wait for another's training of the same config would otherwise hold
-        # every permit, and the trainer, done, wait for one of them for ever.
+        # No drawing slot while the run is trained or awaited: the page runs
+        # that wait for another's training of the same config would otherwise
+        # hold every slot, and the trainer, done, wait for one of them for ever.
         with _not_drawing():
             run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
                                                           estimate=run_seconds(c)))
     bar.empty()
     return run
 
-
-class TabKeys:
-    """The session-state keys of one tab's widgets: each is named where its
-    widget is made (`key=KEYS("smoothing")` gives "compare_smoothing"), and
-    `keep()` carries all of them over while the tab is closed. Buttons have
-    no value to keep: their keys are not made here (Streamlit refuses a
-    button's value set through session state)."""
-
-    def __init__(self, prefix: str):
-        self.prefix = prefix
-        self._names: set[str] = set()
-
-    def __call__(self, name: str) -> str:
-        """The key of the tab's widget or value `name`, remembered for keep()."""
-        key = f"{self.prefix}_{name}"
-        self._names.add(key)
-        return key
-
-    def keep(self) -> None:
-        """Keep the values of this tab's widgets, which this run does not draw."""
-        for key in self._names:
-            if key in st.session_state:
-                st.session_state[key] = st.session_state[key]

@@ -1,46 +1,29 @@
-"""The server's costly work (training, a sweep, the fix gallery, a replay), a
-few jobs at once (all at once, they all crawl) through one bounded, fair gate:
-`JobGate` runs `slots` jobs at once; at most `max_waiting` wait, each told
-its place, and one more is turned away (`ServerBusy`).
+"""The server's costly work, a few at once, through one fair scheduler, `JobGate`.
+The page keeps two (ui/state.py): for heavy jobs (training, a sweep, the fix
+gallery, a replay: all at once, they all crawl) and for page draws (forty at
+once queue on Streamlit's config lock, and nobody hears anything for seconds).
 
-The next slot goes to the waiting job with the highest response ratio,
-(waited + estimate) / estimate, `estimate` being its expected seconds
-(fitlab.serving.budget): a small job passes big ones, and a waiting job's
-ratio grows, so none starves; equal ratios go in arrival order. A full line
-turns away its biggest job for a smaller newcomer. A session (`owner`) has
-one job in line: a new one takes the place and the waited time of its
-waiting one (`Replaced`), also within `REJOIN_SECONDS` of its wait being cut
-short (Streamlit stops a waiting page run to rerun it).
-
-Page draws are not jobs (as jobs, a cached page's tens of milliseconds
-waited behind heavy ones), but they too go a few at once, through ordered
-`Permits`: forty page runs drawing at once queue on Streamlit's config lock,
-which every message and the event loop's session start take, and nobody hears
-anything for seconds (docs/measurements/robustness.md).
+A gate runs `slots` at once, and at most `max_waiting` wait (None: any number). A
+freed slot is handed to the waiting job with the highest response ratio, (waited +
+estimate) / estimate, `estimate` its expected seconds: a small job passes big ones,
+and a waiting job's ratio grows, so none starves; equal ratios go in arrival order.
+Only that job wakes, not 200 page runs waiting to draw. A full line turns away its
+biggest job for a smaller newcomer, or the newcomer (`ServerBusy`). A session
+(`owner`) has one job in line: a new one takes the place and the waited time of its
+waiting one (`Replaced`), also within `REJOIN_SECONDS` of its wait being cut short
+(Streamlit stops a waiting page run to rerun it).
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 SHORTEST_ESTIMATE = 0.05  # seconds: a ratio's divisor is never smaller
 REJOIN_SECONDS = 10.0  # how long an owner's wait cut short is remembered
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a waiting job stands: `ahead` jobs before it in line, `running`
-    holding slots."""
-
-    ahead: int
-    running: int
 
 
 class ServerBusy(RuntimeError):
@@ -56,158 +39,126 @@ class Replaced(RuntimeError):
 
 
 @dataclass(eq=False)  # each ticket is itself, whatever its fields
-class _Ticket:
+class Ticket:
+    """A job's claim on a slot (JobGate.acquire)."""
+
     owner: Hashable | None
     estimate: float
     since: float  # when its owner's job first joined the line (kept by a replacement)
-    order: int  # arrival, breaking ties
+    turn: threading.Condition  # on the gate's lock: notified when it has the slot, or is out
+    holds: bool = False
     out: RuntimeError | None = None  # raised in its thread: Replaced, or ServerBusy (a smaller newcomer came)
 
-    def rank(self, now: float) -> tuple[float, int]:
-        return (now - self.since + self.estimate) / self.estimate, -self.order
+    def rank(self, now: float) -> tuple[float, float]:
+        """Its response ratio at `now`, then its arrival: the highest goes first."""
+        return (now - self.since + self.estimate) / self.estimate, -self.since
 
 
 class JobGate:
-    """At most `slots` jobs at once, at most `max_waiting` in line, the
-    next slot to the highest response ratio (see the module's docstring)."""
+    """A few jobs at once, the rest in line, fairly (see the module's docstring)."""
 
-    def __init__(self, slots: int = 2, max_waiting: int = 32, refresh: float = 1.0):
-        if slots < 1 or max_waiting < 0 or refresh <= 0:
+    def __init__(self, slots: int = 2, max_waiting: int | None = 32, refresh: float = 1.0):
+        if slots < 1 or (max_waiting or 0) < 0 or refresh <= 0:
             raise ValueError(f"slots={slots}, max_waiting={max_waiting}, refresh={refresh}: "
                              "need slots ≥ 1, max_waiting ≥ 0, refresh > 0")
         self.slots, self.max_waiting, self.refresh = slots, max_waiting, refresh
         self._running = 0
-        self._line: list[_Ticket] = []
-        self._arrivals = itertools.count()
+        self._line: list[Ticket] = []
         self._left: dict[Hashable, tuple[float, float]] = {}  # owner: (since, left at)
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
 
     @contextmanager
-    def slot(self, on_wait: Callable[[Place], None] | None = None, owner: Hashable | None = None,
+    def slot(self, on_wait: Callable[[int], None] | None = None, owner: Hashable | None = None,
              estimate: float = 1.0) -> Iterator[None]:
-        """Hold a slot for the `with` block, waiting in line if all are taken
-        (see the module's docstring). `on_wait(place)` is called in the
-        waiting thread, outside the gate's lock, as the job joins, when its
-        place changes and at least every `refresh` seconds; an exception from
-        it leaves the line cleanly. Raises ServerBusy or Replaced."""
-        ticket = self._join(owner, max(float(estimate), SHORTEST_ESTIMATE))
-        if ticket is not None:
-            self._wait_for_turn(ticket, on_wait)
+        """Hold a slot for the `with` block (acquire, then release)."""
+        self.acquire(on_wait, owner, estimate)
         try:
             yield
         finally:
-            with self._changed:
-                self._running -= 1
-                self._changed.notify_all()
+            self.release()
 
-    def _join(self, owner: Hashable | None, estimate: float) -> _Ticket | None:
-        """A slot at once (None), or a ticket in line."""
-        now = time.monotonic()
-        with self._changed:
-            if self._running < self.slots and not self._line:
-                self._running += 1
-                return None
-            earlier = next((t for t in self._line if owner is not None and t.owner == owner), None)
-            if earlier is None and len(self._line) >= self.max_waiting:
-                biggest = max(self._line, key=lambda t: (t.estimate, t.order), default=None)
-                if biggest is None or biggest.estimate <= estimate:
-                    raise ServerBusy(len(self._line))
-                biggest.out = ServerBusy(len(self._line))
-                self._line.remove(biggest)
-            self._left = {o: (since, at) for o, (since, at) in self._left.items() if now - at < REJOIN_SECONDS}
-            since = earlier.since if earlier is not None else self._left.pop(owner, (now, now))[0]
-            ticket = _Ticket(owner, estimate, since, next(self._arrivals))
-            if earlier is not None:
-                earlier.out = Replaced("a newer job of the same owner took its place in line")
-                self._line.remove(earlier)
+    def acquire(self, on_wait: Callable[[int], None] | None = None, owner: Hashable | None = None,
+                estimate: float = 1.0) -> Ticket:
+        """Take a slot, waiting in line if all are taken; release() gives it back.
+        `on_wait(ahead)`, the jobs before it in line (all slots are held while it
+        waits), is called in the waiting thread, outside the gate's lock, as the job
+        joins and every `refresh` seconds; an exception from it leaves the line
+        cleanly. Raises ServerBusy or Replaced."""
+        ticket = self._join(owner, max(float(estimate), SHORTEST_ESTIMATE))
+        self._wait_for_turn(ticket, on_wait)
+        return ticket
+
+    def release(self) -> None:
+        """Give a slot back: to the waiting job of the highest ratio, if any."""
+        with self._lock:
+            self._hand_over()
+
+    def step_aside(self, ticket: Ticket) -> None:
+        """Hand the slot `ticket` holds to the highest ratio of the line and `ticket`
+        (its waited time kept); wait for it again if that is another job."""
+        with self._lock:
+            ticket.holds = False
             self._line.append(ticket)
-            self._changed.notify_all()
+            self._hand_over()
+        self._wait_for_turn(ticket, None)
+
+    def _hand_over(self) -> None:
+        """The slot of a job that left, to the best waiting job (under the lock)."""
+        if not self._line:
+            self._running -= 1
+            return
+        now = time.monotonic()
+        best = max(self._line, key=lambda t: t.rank(now))
+        self._line.remove(best)
+        best.holds = True
+        best.turn.notify()
+
+    def _join(self, owner: Hashable | None, estimate: float) -> Ticket:
+        now = time.monotonic()
+        with self._lock:
+            ticket = Ticket(owner, estimate, now, threading.Condition(self._lock))
+            if self._running < self.slots:
+                self._running += 1
+                ticket.holds = True
+                return ticket
+            gone = next((t for t in self._line if owner is not None and t.owner == owner), None)
+            if gone is not None:
+                ticket.since, gone.out = gone.since, Replaced("a newer job of the same owner took its place in line")
+            elif self.max_waiting is not None and len(self._line) >= self.max_waiting:
+                gone = max(self._line, key=lambda t: (t.estimate, t.since), default=None)
+                if gone is None or gone.estimate <= estimate:
+                    raise ServerBusy(len(self._line))
+                gone.out = ServerBusy(len(self._line))
+            if owner is not None:
+                self._left = {o: (since, at) for o, (since, at) in self._left.items() if now - at < REJOIN_SECONDS}
+                ticket.since = min(ticket.since, self._left.pop(owner, (now, now))[0])
+            if gone is not None:
+                self._line.remove(gone)
+                gone.turn.notify()
+            self._line.append(ticket)
             return ticket
 
-    def _wait_for_turn(self, ticket: _Ticket, on_wait: Callable[[Place], None] | None) -> None:
-        told, told_at = None, -math.inf
+    def _wait_for_turn(self, ticket: Ticket, on_wait: Callable[[int], None] | None) -> None:
+        timeout = 0.0  # told at once as it joins, then every `refresh` seconds
         try:
             while True:
-                with self._changed:
+                with self._lock:
+                    ticket.turn.wait_for(lambda: ticket.out is not None or ticket.holds,
+                                         None if on_wait is None else timeout)
                     if ticket.out is not None:
                         raise ticket.out
+                    if ticket.holds:
+                        return
                     now = time.monotonic()
                     ahead = sum(1 for t in self._line if t.rank(now) > ticket.rank(now))
-                    if ahead == 0 and self._running < self.slots:
-                        self._line.remove(ticket)
-                        self._running += 1
-                        self._changed.notify_all()  # the others moved up
-                        return
-                    place = Place(ahead, self._running)
-                    if place == told and now - told_at < self.refresh:
-                        self._changed.wait(told_at + self.refresh - now)
-                        continue
-                if on_wait is not None:
-                    on_wait(place)
-                told, told_at = place, time.monotonic()
+                on_wait(ahead)
+                timeout = self.refresh
         except BaseException:
-            with self._changed:
-                if ticket in self._line:
+            with self._lock:
+                if ticket.holds:  # the slot came as it left: pass it on
+                    self._hand_over()
+                elif ticket in self._line:
                     self._line.remove(ticket)
                     if ticket.owner is not None:
                         self._left[ticket.owner] = (ticket.since, time.monotonic())
-                    self._changed.notify_all()
             raise
-
-
-class Permits:
-    """`count` permits, handed out in the order they were asked for. A
-    semaphore lets a newcomer take a permit released to a thread that waited
-    before it; here a released permit goes to the longest waiter, so with
-    200 pages queued the first to come are drawn first, and the median page
-    is done at about half the crowd's time, not near its end.
-
-    A page run coming back from a heavy job it ran (its run trained) asks with
-    `after_job`: it waits behind every page run that has not had one. Its
-    first draw of a fresh run is seconds of work, a cached page's tens of
-    milliseconds: after a class moved to heavy runs of their own, a late
-    student on the cached link waited in line behind their first draws."""
-
-    def __init__(self, count: int):
-        self._free = count
-        self._lock = threading.Lock()
-        self._waiting: deque[threading.Lock] = deque()
-        self._after_jobs: deque[threading.Lock] = deque()
-
-    def acquire(self, after_job: bool = False) -> None:
-        """Take a permit, waiting behind everyone who asked before (with
-        `after_job`, behind every page run that has not had a heavy job, too)."""
-        with self._lock:
-            if self._free and not self._waiting and not self._after_jobs:
-                self._free -= 1
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            (self._after_jobs if after_job else self._waiting).append(turn)
-        turn.acquire()  # release() hands the permit over by releasing it
-
-    def step_aside(self) -> None:
-        """Hand the permit this thread holds to the longest waiter without a
-        heavy job, if any, and wait for one again ahead of every page run
-        back from a job: such a page run does this before each of a fresh
-        run's builds (a table's message, a chart's), so a cached page waits
-        for one build, not a whole first draw."""
-        with self._lock:
-            if not self._waiting:
-                return
-            turn = threading.Lock()
-            turn.acquire()
-            self._waiting.popleft().release()
-            self._after_jobs.appendleft(turn)
-        turn.acquire()
-
-    def release(self) -> None:
-        """Give a permit back: to the longest waiter, if any, those without a
-        heavy job first."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().release()
-            elif self._after_jobs:
-                self._after_jobs.popleft().release()
-            else:
-                self._free += 1

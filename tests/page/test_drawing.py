@@ -1,7 +1,7 @@
-"""The server's drawing permits (ui.state.drawing over fitlab.serving.jobs.Permits):
-at most DRAWING_AT_ONCE page runs draw at once, in the order they came, and a page run waiting for,
-or running, a heavy job holds none, so it never keeps a cached page from
-being drawn."""
+"""The server's draw gate (ui.state.drawing over a fitlab.serving.jobs.JobGate):
+at most DRAWING_AT_ONCE page runs draw at once, in the order they came, cached pages before
+page runs back from a heavy job, and a page run waiting for, or running, a heavy job holds no
+slot, so it never keeps a cached page from being drawn."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 import pytest
 import streamlit as st
 
-from fitlab.serving.jobs import Permits
+from fitlab.serving.jobs import JobGate
 from tests.lib.serving.gates import hold_every_slot
 from ui import state
 
@@ -32,7 +32,7 @@ def fresh_resources():
     st.cache_resource.clear()
 
 
-def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resources):
+def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_slot(fresh_resources):
     release_slots, _ = hold_every_slot(state.job_gate())
 
     results = []
@@ -59,7 +59,7 @@ def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resour
     pages = [threading.Thread(target=cached_page, daemon=True) for _ in range(state.DRAWING_AT_ONCE + 2)]
     for page in pages:
         page.start()
-    # Every permit is a cached page's: the page waiting for its job holds none.
+    # Every slot is a cached page's: the page waiting for its job holds none.
     wait_until(lambda: inside[0] == state.DRAWING_AT_ONCE)
     time.sleep(0.1)  # the others stay out
     assert inside[0] == state.DRAWING_AT_ONCE
@@ -69,12 +69,12 @@ def test_a_few_pages_draw_at_once_and_a_waiting_job_holds_no_permit(fresh_resour
     assert peak[0] == state.DRAWING_AT_ONCE and inside[0] == 0
     release_slots.set()
     waiting_page.join(PATIENCE)
-    assert results == ["trained"]  # its job ran, and it took a permit back to draw the rest
+    assert results == ["trained"]  # its job ran, and it took a slot back to draw the rest
 
 
-def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypatch):
-    """More page runs than permits on one untrained config: the one that
-    trains, done, takes a permit back while the others wait for its run."""
+def test_pages_waiting_for_one_training_hold_no_slot(fresh_resources, monkeypatch):
+    """More page runs than slots on one untrained config: the one that
+    trains, done, takes a slot back while the others wait for its run."""
     import fitlab
     from fitlab import Config
 
@@ -86,7 +86,8 @@ def test_pages_waiting_for_one_training_hold_no_permit(fresh_resources, monkeypa
         return train(config)
 
     monkeypatch.setattr(state.fitlab, "train", slow_train)
-    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent())})())
+    monkeypatch.setattr(state, "st", type("NoPage", (), {"container": staticmethod(lambda **_: Silent()),
+                                                         "session_state": {}})())
     config, runs = Config(epochs=3, seed=41), []
 
     def page():
@@ -119,59 +120,69 @@ class Silent:
         return self
 
 
-def test_permits_go_in_the_order_they_were_asked_for():
-    permits, order, lock = Permits(2), [], threading.Lock()
-    permits.acquire()
-    permits.acquire()
+def draw_gate(slots: int) -> JobGate:
+    return JobGate(slots=slots, max_waiting=None)
+
+
+def assert_idle(gate: JobGate) -> None:
+    assert gate._running == 0 and not gate._line
+
+
+def test_draws_go_in_the_order_they_were_asked_for_and_none_is_turned_away():
+    gate, order, lock = draw_gate(2), [], threading.Lock()
+    gate.acquire(estimate=state.CACHED_DRAW)
+    gate.acquire(estimate=state.CACHED_DRAW)
 
     def page(i: int):
-        permits.acquire()
+        gate.acquire(estimate=state.CACHED_DRAW)
         with lock:
             order.append(i)
-        permits.release()
+        gate.release()
 
     waiting = []
-    for i in range(6):
+    for i in range(40):  # past a job gate's longest line
         waiting.append(threading.Thread(target=page, args=(i,), daemon=True))
         waiting[-1].start()
-        wait_until(lambda: len(permits._waiting) == i + 1)
-    permits.release()
+        wait_until(lambda: len(gate._line) == i + 1)
+    gate.release()
     # A newcomer while the line drains takes its place at the end.
-    late = threading.Thread(target=page, args=(6,), daemon=True)
+    late = threading.Thread(target=page, args=(40,), daemon=True)
     late.start()
     for thread in [*waiting, late]:
         thread.join(PATIENCE)
-    permits.release()
-    assert order == list(range(7))
-    assert permits._free == 2 and not permits._waiting
+    gate.release()
+    assert order == list(range(41))
+    assert_idle(gate)
 
 
-def test_a_page_back_from_a_heavy_job_waits_behind_pages_without_one():
-    permits, order, lock = Permits(1), [], threading.Lock()
-    permits.acquire()
+def test_a_page_back_from_a_heavy_job_waits_behind_cached_pages():
+    gate, order, lock = draw_gate(1), [], threading.Lock()
+    gate.acquire()
 
-    def page(name: str, after_job: bool):
-        permits.acquire(after_job=after_job)
+    def page(name: str, estimate: float):
+        gate.acquire(estimate=estimate)
         with lock:
             order.append(name)
-        permits.release()
+        gate.release()
 
     threads = []
-    for name, after_job in (("trained 1", True), ("cached 1", False), ("trained 2", True), ("cached 2", False)):
-        threads.append(threading.Thread(target=page, args=(name, after_job), daemon=True))
+    for name, estimate in (("trained 1", state.FRESH_DRAW), ("cached 1", state.CACHED_DRAW),
+                           ("trained 2", state.FRESH_DRAW), ("cached 2", state.CACHED_DRAW)):
+        threads.append(threading.Thread(target=page, args=(name, estimate), daemon=True))
         threads[-1].start()
-        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == len(threads))
-    permits.release()
+        wait_until(lambda: len(gate._line) == len(threads))
+    time.sleep(0.1)  # each has waited a while: a cached page's ratio grows 40 times faster
+    gate.release()
     for thread in threads:
         thread.join(PATIENCE)
     assert order == ["cached 1", "cached 2", "trained 1", "trained 2"]
 
 
 def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch):
-    # One permit: a page run back from its training holds it and is about to
+    # One slot: a page run back from its training holds it and is about to
     # build its fresh run's tables; a cached page comes meanwhile.
-    permits, order, lock = Permits(1), [], threading.Lock()
-    monkeypatch.setattr(state, "draw_gate", lambda: permits)
+    gate, order, lock = draw_gate(1), [], threading.Lock()
+    monkeypatch.setattr(state, "draw_gate", lambda: gate)
     back, came = threading.Event(), threading.Event()
 
     def note(what: str):
@@ -189,7 +200,7 @@ def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch)
 
     def cached_page():
         with state.drawing():
-            state.let_others_draw()  # no job ran: it keeps its permit
+            state.let_others_draw()  # no job ran: it keeps its slot
             note("cached page")
 
     trained = threading.Thread(target=trained_page, daemon=True)
@@ -197,33 +208,54 @@ def test_a_page_back_from_a_heavy_job_steps_aside_before_each_build(monkeypatch)
     assert back.wait(PATIENCE)
     cached = threading.Thread(target=cached_page, daemon=True)
     cached.start()
-    wait_until(lambda: len(permits._waiting) == 1)
+    wait_until(lambda: len(gate._line) == 1)
+    time.sleep(0.1)  # the cached page's ratio passes the trained one's (a 40 times shorter estimate)
     came.set()
     for thread in (trained, cached):
         thread.join(PATIENCE)
     assert order == ["cached page", "trained page builds"]
-    assert permits._free == 1 and not permits._waiting and not permits._after_jobs
+    assert_idle(gate)
 
 
-def test_a_page_that_steps_aside_goes_before_the_others_back_from_jobs():
-    permits, order, lock = Permits(1), [], threading.Lock()
-    permits.acquire(after_job=True)  # this thread: back from a job, drawing
+def test_a_page_that_steps_aside_goes_before_the_others_back_from_jobs_that_came_later():
+    gate, order, lock = draw_gate(1), [], threading.Lock()
+    ticket = gate.acquire(estimate=state.FRESH_DRAW)  # this thread: back from a job, drawing
 
-    def page(name: str, after_job: bool):
-        permits.acquire(after_job=after_job)
+    def page(name: str, estimate: float):
+        gate.acquire(estimate=estimate)
         with lock:
             order.append(name)
-        permits.release()
+        gate.release()
 
     threads = [threading.Thread(target=page, args=args, daemon=True)
-               for args in (("trained later", True), ("cached", False))]
+               for args in (("trained later", state.FRESH_DRAW), ("cached", state.CACHED_DRAW))]
     for i, thread in enumerate(threads):
         thread.start()
-        wait_until(lambda: len(permits._waiting) + len(permits._after_jobs) == i + 1)
-    permits.step_aside()
+        wait_until(lambda: len(gate._line) == i + 1)
+    time.sleep(0.1)  # the cached page's ratio passes this thread's
+    gate.step_aside(ticket)
     with lock:
         order.append("stepped aside")
-    permits.release()
+    gate.release()
     for thread in threads:
         thread.join(PATIENCE)
     assert order == ["cached", "stepped aside", "trained later"]
+    assert_idle(gate)
+
+
+def test_a_page_steps_aside_only_for_a_higher_ratio():
+    gate = draw_gate(1)
+    ticket = gate.acquire(estimate=state.CACHED_DRAW)  # a cached page drawing
+
+    def trained_page():
+        gate.acquire(estimate=state.FRESH_DRAW)
+        gate.release()
+
+    later = threading.Thread(target=trained_page, daemon=True)
+    later.start()
+    wait_until(lambda: len(gate._line) == 1)
+    gate.step_aside(ticket)  # keeps its slot: the waiting draw's ratio is lower
+    assert ticket.holds and len(gate._line) == 1
+    gate.release()
+    later.join(PATIENCE)
+    assert_idle(gate)

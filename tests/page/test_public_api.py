@@ -1,8 +1,6 @@
 """The page speaks Streamlit's public API only (st.*, st.column_config,
 st.cache_*, st.fragment, st.query_params, widgets with keys and bind): a
-private module or attribute pins the page to one Streamlit release. The one
-exception is get_script_run_ctx, in one module, until something public
-replaces it."""
+private module or attribute pins the page to one Streamlit release."""
 
 from __future__ import annotations
 
@@ -13,8 +11,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = sorted([ROOT / "streamlit_app.py", *(ROOT / "ui").rglob("*.py")])
 # Streamlit's submodules documented for use (the rest is Streamlit's own plumbing).
 PUBLIC = {"streamlit", "streamlit.components.v1", "streamlit.testing.v1"}
-# The one private name a page module may import, and from where.
-SCRIPT_RUN_CONTEXT = ("streamlit.runtime.scriptrunner", "get_script_run_ctx")
 
 
 def imports(path: Path) -> list[tuple[str, str | None]]:
@@ -30,8 +26,7 @@ def imports(path: Path) -> list[tuple[str, str | None]]:
 
 def test_the_page_imports_no_private_streamlit_module():
     private = {f"{path.relative_to(ROOT)}: {module}.{name}"
-               for path in PAGE for module, name in imports(path)
-               if module not in PUBLIC and (module, name) != SCRIPT_RUN_CONTEXT}
+               for path in PAGE for module, name in imports(path) if module not in PUBLIC}
     assert not private, sorted(private)
 
 
@@ -42,7 +37,3 @@ def test_the_page_touches_no_private_attribute_of_st():
                and isinstance(node.value, ast.Name) and node.value.id == "st"}
     assert not private, sorted(private)
 
-
-def test_get_script_run_ctx_is_imported_by_one_module_at_most():
-    users = [str(path.relative_to(ROOT)) for path in PAGE if SCRIPT_RUN_CONTEXT in imports(path)]
-    assert len(users) <= 1, users

@@ -95,6 +95,16 @@ def test_garbage_in_the_url_warns_and_the_page_works(params, field):
         assert at.query_params[field] in (str(value), f"{value:g}")
 
 
+def test_the_pages_own_session_keys_in_a_link_are_no_settings():
+    """The run log and a heavy job's owner live in session state, beside the
+    widgets: in a link they are unknown keys, not settings with odd values."""
+    at = open_link(seed="4242", run_log="1", job_owner="1")  # a new run: a heavy job, owned by the session
+    assert not at.exception and "job_owner" in at.session_state
+    text = ignored_text(at)
+    assert "• run_log=1: not a setting of this page; ignored." in text
+    assert "• job_owner=1: not a setting of this page; ignored." in text
+
+
 def test_the_address_bar_keeps_what_it_used_and_drops_what_it_ignored():
     at = open_link(colour="red", seed=["3", "4"], lr="0.2")
     assert not at.exception

@@ -13,12 +13,10 @@ from fitlab.figures.tables import download_name
 from fitlab.run import Run
 from ui.charts import draw
 from ui.sidebar import slid_settings
-from ui.state import TabKeys, run_cache
+from ui.state import run_cache
 from ui.words import FIELD_LABELS
 
-KEYS = TabKeys("compare")
-PICKED = KEYS("picked")
-PINNED = KEYS("pinned")
+PICKED, PINNED = "compare_picked", "compare_pinned"
 
 
 def run_log() -> RunLog:
@@ -63,9 +61,8 @@ def compare_section(shown: bool = True) -> None:
     """Pick runs of this session and overlay their losses; download them.
 
     With `shown` False (a tab not on screen) nothing is drawn; the picks and
-    options survive."""
+    options survive (the widgets' persist_state)."""
     if not shown:
-        KEYS.keep()
         return
     log = run_log()
     if not log.runs:
@@ -80,9 +77,9 @@ def compare_section(shown: bool = True) -> None:
     if log.dropped:
         st.caption(f"Dropped from the log, oldest first: {', '.join(log.dropped)}. It keeps the last "
                    f"{log.limit} runs; pin a run to keep it.")
-    labels = st.multiselect("Runs to overlay", [r.label for r in log.runs], key=PICKED)
+    labels = st.multiselect("Runs to overlay", [r.label for r in log.runs], key=PICKED, persist_state="page")
     pins, clear = st.columns([3, 1], vertical_alignment="bottom")
-    pins.multiselect("Pinned runs", [r.label for r in log.runs], key=PINNED, on_change=_pin,
+    pins.multiselect("Pinned runs", [r.label for r in log.runs], key=PINNED, on_change=_pin, persist_state="page",
                      help="A pinned run stays in the log when it is full or cleared.")
     clear.button("Clear the unpinned runs", key="compare_clear", on_click=_clear,
                  help="Keeps the pinned runs and the one on screen.")
@@ -91,10 +88,10 @@ def compare_section(shown: bool = True) -> None:
         st.info("Pick one or more runs to overlay.")
         return
     left, right = st.columns([3, 1])
-    weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key=KEYS("smoothing"),
+    weight = left.slider("Smoothing", 0.0, 0.99, 0.0, step=0.01, key="compare_smoothing", persist_state="page",
                          help="Exponential moving average weight; the tooltip keeps the raw value.")
     # On by default, as on the Training tab: on a linear axis every curve hugs zero.
-    log_scale = right.toggle("Log scale", value=True, key=KEYS("log_scale"))
+    log_scale = right.toggle("Log scale", value=True, key="compare_log_scale", persist_state="page")
     draw(overlay_chart, (tuple((r.label, r.config) for r in picked), weight, log_scale),
          picked, weight, log_scale)
     st.caption("Each run its own colour; solid: train loss, dashed: test loss.")

@@ -12,10 +12,8 @@ from fitlab.figures.charts import tying_chart
 from fitlab.figures.tables import ledger_summary, tying_summary
 from fitlab.run import Run
 from fitlab.shared_layer.gradients import TiedGradients, tied_gradient_ledger
-from ui.state import TabKeys, run_with_progress
+from ui.state import run_with_progress
 from ui.words import FIELD_LABELS
-
-KEYS = TabKeys("gradients")
 
 
 @st.cache_data(max_entries=32, show_spinner="Taking one batch apart…")
@@ -34,9 +32,8 @@ def agreement(max_difference: float) -> str:
 def tied_gradient_section(run: Run, shown: bool = True) -> None:
     """The shared layer's gradient per use, their sum and .grad; and the
     tied/untied comparison on request. With `shown` False (a tab not on
-    screen) nothing is drawn; the toggles keep their values."""
+    screen) nothing is drawn; the toggles keep their values (persist_state)."""
     if not shown:
-        KEYS.keep()
         return
     config = run.config
     st.header("The shared layer's gradients")
@@ -47,7 +44,7 @@ def tied_gradient_section(run: Run, shown: bool = True) -> None:
     else:
         _ledger_view(ledger)
     if st.toggle(f"Compare with the {'untied' if config.tied else 'tied'} student",
-                 key=KEYS("compare_tying"),
+                 key="gradients_compare_tying", persist_state="page",
                  help=f"Trains the same settings with the other tying ({FIELD_LABELS['tied']})."):
         other = run_with_progress(replace(config, tied=not config.tied))
         runs = sorted([run, other], key=lambda r: not r.config.tied)
@@ -79,5 +76,5 @@ def ledger_note(ledger: TiedGradients) -> str:
 def _ledger_view(ledger: TiedGradients) -> None:
     st.markdown(ledger_note(ledger))
     st.table(ledger_summary(ledger))
-    if st.toggle("Show every weight entry", key=KEYS("entries")):
+    if st.toggle("Show every weight entry", key="gradients_entries", persist_state="page"):
         st.dataframe(ledger.table, hide_index=True, width="stretch")

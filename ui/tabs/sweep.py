@@ -13,11 +13,10 @@ from fitlab.figures.charts import sweep_heatmap
 from fitlab.figures.tables import download_name, with_test_r2
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
-from ui.state import TabKeys, heavy
+from ui.state import heavy
 from ui.words import FIELD_LABELS, over_budget_message
 
-KEYS = TabKeys("sweep")
-HEATMAP = "sweep_heatmap"  # its selection state is read-only: not one of KEYS
+HEATMAP = "sweep_heatmap"  # its selection: read-only, and gone with the heatmap
 FRESH = "sweep_fresh"      # set by the run that trained the sweep: its result is scrolled into view
 LOADED = "sweep_loaded"    # the cell last loaded as the current run, as {axis: value}
 
@@ -69,14 +68,13 @@ def sweep_section(config: Config, shown: bool = True) -> None:
     With `shown` False (a tab not on screen) nothing is drawn; the choices,
     values, result and picked cell are kept."""
     if not shown:
-        KEYS.keep()
         return
     st.header("Sweep: the learning rate, and how much luck matters")
     st.caption(sweep_intro(config))
     left, right = st.columns(2)
-    x = left.selectbox("Across", AXES, key=KEYS("x"))
-    y = right.selectbox("Down", [a for a in AXES if a != x], key=KEYS("y"))
-    texts = {axis: column.text_input(f"{axis} values", DEFAULT_VALUES[axis], key=KEYS(axis))
+    x = left.selectbox("Across", AXES, key="sweep_x", persist_state="page")
+    y = right.selectbox("Down", [a for a in AXES if a != x], key="sweep_y", persist_state="page")
+    texts = {axis: column.text_input(f"{axis} values", DEFAULT_VALUES[axis], key=f"sweep_{axis}", persist_state="page")
              for axis, column in ((x, left), (y, right))}
     for axis in (x, y):
         st.caption(SWEEP_AXIS_NOTES[axis])
@@ -132,7 +130,7 @@ def _show(base: Config, x: str, y: str, table) -> None:
     st.altair_chart(sweep_heatmap(table, x, y), width="stretch", key=HEATMAP,
                     on_select=partial(_load_clicked, base, cells), selection_mode="cell")
     pick, load = st.columns([3, 1], vertical_alignment="bottom")
-    cell = pick.selectbox("Cell", cells, key=KEYS("cell"),
+    cell = pick.selectbox("Cell", cells, key="sweep_cell", persist_state="page",
                           format_func=cell_settings)
     load.button("Load as the current run", key="sweep_load", on_click=_load, args=(base, cell))
     st.download_button("Download the sweep (CSV)", data=table.to_csv(index=False, na_rep="nan"),

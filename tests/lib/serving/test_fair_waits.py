@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fitlab.serving.jobs import JobGate, Place, Replaced, ServerBusy
+from fitlab.serving.jobs import JobGate, Replaced, ServerBusy
 from tests.lib.serving.gates import PATIENCE, queued, run, start, wait_until
 
 BIG, SMALL = 6.0, 0.1  # estimated seconds: a width-256 run, a default one
@@ -104,10 +104,10 @@ def test_a_waiting_job_is_told_its_place_at_once_and_again_while_it_waits():
     with gate.slot():
         start(run, gate, lambda: None, on_wait=told.append, estimate=BIG)
         wait_until(lambda: len(told) >= 1)
-        assert told[0] == Place(0, 1)
+        assert told[0] == 0
         start(run, gate, lambda: None, on_wait=told.append, estimate=BIG)
         wait_until(lambda: len(told) >= 8)  # reminded though nothing changed
-    assert set(told) <= {Place(0, 1), Place(1, 1)}
+    assert set(told) <= {0, 1}
 
 
 def test_a_gate_refuses_settings_it_cannot_honour():

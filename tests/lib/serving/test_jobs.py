@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fitlab.serving.jobs import JobGate, Place, ServerBusy
+from fitlab.serving.jobs import JobGate, ServerBusy
 from tests.lib.serving.gates import PATIENCE, assert_idle, queued, run, start, wait_until
 
 
@@ -33,7 +33,7 @@ def test_no_more_than_slots_jobs_run_at_once():
 
 
 def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
-    gate = JobGate(slots=1, refresh=60)  # told on changes only, within the test
+    gate = JobGate(slots=1, refresh=60)  # told as it joins only, within the test
     started, places = [], {i: [] for i in range(4)}
 
     def job(i):
@@ -48,13 +48,10 @@ def test_jobs_start_in_the_order_they_arrived_and_are_told_their_place():
     for thread in threads:
         thread.join(PATIENCE)
     assert started == [0, 1, 2, 3]
-    assert places[0] == [Place(0, 1)]
-    assert places[3][0] == Place(3, 1)
-    # Told again as the line moves up, and only when the place changed.
-    for told in places.values():
-        aheads = [p.ahead for p in told]
-        assert aheads == sorted(aheads, reverse=True)
-        assert all(a != b for a, b in zip(told, told[1:]))
+    assert places[0] == [0]
+    assert places[3][0] == 3
+    # Not woken as the line moves up (the slot is handed to the next alone): told again after `refresh`.
+    assert [len(told) for told in places.values()] == [1, 1, 1, 1]
 
 
 def test_a_full_line_turns_the_next_job_away():
@@ -90,7 +87,7 @@ def test_a_wait_cut_short_leaves_the_line_and_a_failing_job_frees_its_slot():
         assert failures == ["left the line"]
         next_job = start(run, gate, lambda: None, on_wait=told.append)
         wait_until(lambda: told)
-        assert told[0] == Place(ahead=0, running=1)  # the line was empty: the impatient job left it
+        assert told[0] == 0  # none ahead: the impatient job left the line
     next_job.join(PATIENCE)
     with pytest.raises(ZeroDivisionError):
         run(gate, lambda: 1 / 0)
