@@ -3,16 +3,22 @@ PyTorch's in-place error happens. Widgets in, pictures out."""
 
 import time
 
-import streamlit as st
-
-if __name__ != "__main__":
+if __name__ == "__mp_main__":
+    # A worker process (fitlab.serving.isolation) is spawned while this page is
+    # Streamlit's __main__, and so imports it first, under this name: nothing for it here.
+    pass
+elif __name__ != "__main__":
     # `streamlit run streamlit_app.py` finds this st.App and serves the file as
     # the page; the server warms up as it starts (ui/warmup.py). Streamlit runs
     # the page itself as __main__, AppTest too.
+    import streamlit as st
+
     from ui.warmup import warm_up
 
     app = st.App(__file__, lifespan=warm_up)
 else:
+    import streamlit as st
+
     from ui.browser import browser_script
     from ui.decode import decode_section
     from ui.phone import narrow_screen_style, result_in_view

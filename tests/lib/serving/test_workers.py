@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,20 @@ def test_a_renewed_worker_has_imported_what_the_pools_calls_needed():
         assert fresh.run(eval, imported) is True  # the new worker imported json as it started
     finally:
         fresh.close()
+
+
+@pytest.mark.slow  # a worker process
+def test_a_worker_started_from_a_page_run_imports_nothing_of_the_page(monkeypatch):
+    # Streamlit runs the page as __main__ (its file in __file__), and a spawned
+    # worker imports its parent's __main__ first, as __mp_main__.
+    page = types.ModuleType("__main__")
+    page.__file__ = str(ROOT / "streamlit_app.py")
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    pool = WorkerPool(size=1, preload=BARE)
+    try:
+        assert pool.run(eval, "[m for m in ('streamlit', 'ui') if m in __import__('sys').modules]") == []
+    finally:
+        pool.close()
 
 
 @pytest.mark.slow  # worker processes
