@@ -43,6 +43,7 @@ def test_lightning_gan_leads_with_the_users_lines(lightning_report):
     assert report.saved_at[0].line == marked(script, "fit-here")
 
 
+@pytest.mark.slow  # its fixture imports pytorch_lightning and trains the GAN: 5 s of CPU in the inner loop
 def test_lightning_report_text_collapses_the_library(lightning_report):
     text = format_report(lightning_report)
     start = text.index("\n\n[torch.FloatTensor") + 2

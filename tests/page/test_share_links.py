@@ -216,6 +216,7 @@ def test_the_warning_is_shown_once_then_the_page_moves_on():
     assert not at.warning and not at.exception
 
 
+@pytest.mark.slow  # the refusal trains its offers (affordable.tried_offers): about 9 s of CPU
 def test_a_link_over_the_work_budget_is_refused_in_words():
     at = open_link(epochs="2000", width="256", shared_repeats="8")
     assert not at.exception

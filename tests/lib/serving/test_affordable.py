@@ -43,6 +43,7 @@ def test_settings_within_the_budget_are_offered_nothing():
     assert nearest_affordable(Config()) == [] and nearest_affordable(Config(width=64, epochs=500)) == []
 
 
+@pytest.mark.slow  # trains each offer for real, up to the budget: 3-6 s of CPU
 def test_tried_offers_are_only_settings_that_train():
     # Issue 32: of this link's nearest settings, width 128 and repeats 0
     # diverge at epoch 1 (torch says so here), and were offered.
