@@ -20,6 +20,7 @@ import queue
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -76,6 +77,13 @@ def _kill(executor: ProcessPoolExecutor) -> None:
     executor.shutdown(wait=True, cancel_futures=True)
 
 
+# Every pool is closed as its process exits, before multiprocessing's own exit
+# unlinks the queues' semaphores: a worker still starting then would fail to
+# open them and print a traceback (it is killed instead).
+_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+atexit.register(lambda: [pool.close() for pool in list(_POOLS)])
+
+
 class WorkerPool:
     """At most `size` warm worker processes; a call waits for a free one.
     Each executor has one call at a time: CPython 3.11-3.13 may not replace a
@@ -93,6 +101,7 @@ class WorkerPool:
         self._all: set[ProcessPoolExecutor] = set()
         self._lock = threading.Lock()
         self._final = False
+        _POOLS.add(self)
 
     def run(self, func: Callable, *args, timeout: float = DEFAULT_TIMEOUT, **kwargs) -> Any:
         """func(*args, **kwargs) in a worker process (all picklable, `func` a
@@ -154,7 +163,6 @@ class WorkerPool:
 
 
 _POOL = WorkerPool()
-atexit.register(_POOL.close)
 
 
 def close_workers() -> None:
