@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TypeVar
 
 import streamlit as st
@@ -116,12 +115,6 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
         st.stop()
     except Replaced:  # this session asked for something newer, which waits in its place
         st.stop()
-
-
-def replay_seconds(config: Config) -> float:
-    """The expected seconds of a replay of the lesson's run: one epoch's worth at most (it
-    fails at its first backward(), its labels attached, detach or not)."""
-    return run_seconds(replace(config, detach=False))
 
 
 def run_with_progress(config: Config) -> Run:

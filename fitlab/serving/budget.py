@@ -100,6 +100,12 @@ def run_seconds(config: Config, engine: str | None = None) -> float:
     return estimated_seconds(config if config.detach else replace(config, epochs=1), engine)
 
 
+def replay_seconds(config: Config) -> float:
+    """The expected seconds of a replay of the lesson's run: one epoch's worth at most (it
+    fails at its first backward(), its labels attached, detach or not)."""
+    return run_seconds(replace(config, detach=False))
+
+
 def walked_graph_seconds(config: Config) -> float:
     """Roughly how much longer `config`'s training on autograd takes when
     every backward() also walks the labels' graph (retain_graph=True)."""

@@ -17,7 +17,8 @@ from fitlab.failure.graph import named_in_error
 from fitlab.failure.story import story_rows
 from fitlab.figures.lesson import story_chart
 from fitlab.run import Run
-from ui.state import heavy, replay_seconds
+from fitlab.serving.budget import replay_seconds
+from ui.state import heavy
 from ui.words import FIELD_LABELS
 
 FIX_CODE = """\

@@ -12,8 +12,9 @@ from fitlab import Config
 from fitlab.explain import format_report
 from fitlab.explain.causes import DID_NOT_HELP, PROVED, RUNS
 from fitlab.failure.explained import SCRIPT_NAME, ExplainedBlog, Mark, explained_blog
+from fitlab.serving.budget import replay_seconds
 from fitlab.serving.isolation import WorkerDied, run_isolated
-from ui.state import heavy, replay_seconds
+from ui.state import heavy
 
 # Seconds the anomaly replay may take in its worker: one forward and backward
 # pass, well under a second at the page's largest settings.
