@@ -81,7 +81,7 @@ def _kill(executor: ProcessPoolExecutor) -> None:
 # unlinks the queues' semaphores: a worker still starting then would fail to
 # open them and print a traceback (it is killed instead).
 _POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
-atexit.register(lambda: [pool.close() for pool in list(_POOLS)])
+atexit.register(lambda: [pool.close(final=True) for pool in list(_POOLS)])
 
 
 class WorkerPool:
