@@ -27,7 +27,7 @@ def test_on_a_phone_the_scripts_lines_scroll_sideways_and_keep_their_indentation
     with browser_page(browser, viewport=PHONE) as page:
         open_page(page, f"{server}/?detach=false")
         script = page.locator(".st-key-marked_script")
-        expect(script).to_be_visible()
+        expect(script.locator(".fitlab-script")).to_be_visible()  # its HTML drawn, not only its container
         found = script.evaluate(_ROWS)
         assert found["scrolls"]                      # some line is wider than a phone
         long = [r for r in found["rows"] if len(r["text"]) > 45]
