@@ -22,7 +22,9 @@ from tools.serve import start_serve, wait_serving
 from tools.server import free_port, health_seconds, running, tree_pids
 from tools.sessions import Heard, session
 
-pytestmark = pytest.mark.load
+# Slow (a proxy, two replicas, their workers) but not a load test: nothing here is timed against
+# a crowd's goals and it mostly waits, so it runs beside the suite's other work, not alone.
+pytestmark = pytest.mark.slow
 
 
 def run_apart(coroutine):
