@@ -197,3 +197,49 @@ def browser_page(browser, timeout_ms: int = 90_000, **context_options):
         yield page
     finally:
         context.close()
+
+
+class Pages:
+    """Tabs to reuse, per set of context options: `with pages.page(viewport=...) as page`.
+
+    A fresh context costs Chromium about twice what opening the page again in a
+    used tab does (docs/measurements/performance.md): the tab keeps its renderer
+    and what it compiled. Each use ends on about:blank, which closes its
+    Streamlit session as closing the context did. A tab keeps what a test adds
+    to it (listeners, init scripts, its history): such a test takes a fresh
+    context (browser_page) instead."""
+
+    def __init__(self, browser):
+        self._browser = browser
+        self._free: dict[str, list] = {}
+        self._all: list = []
+
+    @contextlib.contextmanager
+    def page(self, timeout_ms: int = 90_000, **context_options):
+        from playwright.sync_api import Error
+
+        key = repr(sorted(context_options.items()))
+        free = self._free.setdefault(key, [])
+        page = free.pop() if free else None
+        if page is None or page.is_closed():
+            page = self._browser.new_context(**context_options).new_page()
+            _count_finished_runs(page)
+            self._all.append(page)
+        page.set_default_timeout(timeout_ms)
+        if "viewport" in context_options and page.viewport_size != context_options["viewport"]:
+            page.set_viewport_size(context_options["viewport"])  # a test resized it
+        try:
+            yield page
+        finally:
+            try:
+                page.goto("about:blank")
+                free.append(page)
+            except Error:  # a tab that cannot leave (it crashed, or closed) is not reused
+                page.context.close()
+
+    def close(self) -> None:
+        """Close every tab's context."""
+        for page in self._all:
+            page.context.close()
+        self._all.clear()
+        self._free.clear()

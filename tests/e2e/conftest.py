@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tools.browsing import browser_page
+from tools.browsing import Pages, browser_page
 
 from .serverlog import ServerLog, clean_server, log_problems
 from .timings import record
@@ -84,9 +84,29 @@ def browser(browser_available):
         chromium.close()
 
 
+@pytest.fixture(scope="session")
+def pages(browser) -> Pages:
+    """Tabs the browser tests reuse, one per set of context options (tools.browsing.Pages)."""
+    pages = Pages(browser)
+    yield pages
+    pages.close()
+
+
+DESKTOP = {"width": 1400, "height": 1000}
+
+
 @pytest.fixture
-def page(browser):
-    with browser_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True) as page:
+def page(pages):
+    """The desktop tab, reused: each test opens its own URL in it (a new session)."""
+    with pages.page(viewport=DESKTOP, accept_downloads=True) as page:
+        yield page
+
+
+@pytest.fixture
+def fresh_page(browser):
+    """A desktop tab in a fresh context, for a test that adds listeners, walks its
+    history or times a first visit."""
+    with browser_page(browser, viewport=DESKTOP, accept_downloads=True) as page:
         yield page
 
 

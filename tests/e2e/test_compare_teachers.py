@@ -7,7 +7,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.compare import STEP_SETTLE
-from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after
+from tools.browsing import expect, open_page, open_tab, rerun_after
 
 pytestmark = pytest.mark.browser
 
@@ -20,11 +20,11 @@ def looked_at(page) -> None:
     page.wait_for_timeout(1000 * STEP_SETTLE + 500)
 
 
-def test_compare_says_when_the_runs_teachers_differ(browser, server):
+def test_compare_says_when_the_runs_teachers_differ(pages, server):
     # torch's numbers: width changes the teacher, lr does not.
     teachers = [train(Config(epochs=1, **c)).teacher_params.value.to_numpy() for c in ({}, {"width": 6}, {"lr": 0.02})]
     assert teachers[0].shape != teachers[1].shape and (teachers[0] == teachers[2]).all()
-    with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
+    with pages.page(viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, server)
         looked_at(page)
         width = page.get_by_role("slider", name="Hidden width")
@@ -32,7 +32,7 @@ def test_compare_says_when_the_runs_teachers_differ(browser, server):
         open_tab(page, "Compare runs", page.locator(".st-key-compare_clear"))
         expect(page.get_by_text(NOTE)).to_be_visible()
         expect(page.locator('[data-testid="stAlert"]', has_text=NOTE)).to_contain_text("Hidden width differs,")
-    with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
+    with pages.page(viewport={"width": 1400, "height": 1000}) as page:
         open_page(page, server)
         looked_at(page)
         lr = page.get_by_role("slider", name="Learning rate")

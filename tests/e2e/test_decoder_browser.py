@@ -25,13 +25,12 @@ FREED = textwrap.dedent("""\
 
 @pytest.mark.parametrize("viewport", [{"width": 1400, "height": 1000}, {"width": 390, "height": 844}],
                          ids=["desktop", "phone"])
-def test_pressing_decode_names_the_pasted_tracebacks_own_line(browser, server, viewport, tmp_path):
-    from tools.browsing import browser_page
+def test_pressing_decode_names_the_pasted_tracebacks_own_line(pages, server, viewport, tmp_path):
 
     script = tmp_path / "gan_**train**.py"     # a file name with markup in it stays text
     script.write_text(FREED)
     text = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120).stderr
-    with browser_page(browser, viewport=viewport) as page:
+    with pages.page(viewport=viewport) as page:
         open_page(page, server)
         page.get_by_text("Decode your own error message").click()
         box = page.get_by_label("Paste a \"modified by an inplace operation\" error", exact=False)

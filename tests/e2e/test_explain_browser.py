@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from fitlab import Config, train
-from tools.browsing import browser_page, expect, open_page, wait_idle
+from tools.browsing import expect, open_page, wait_idle
 
 
 @pytest.fixture
-def phone(browser):
+def phone(pages):
     # Longer than the suite's default: the lesson's first page spawns the worker.
-    with browser_page(browser, timeout_ms=120_000, viewport={"width": 390, "height": 844}) as page:
+    with pages.page(timeout_ms=120_000, viewport={"width": 390, "height": 844}) as page:
         yield page
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.fit_that_works import fit_that_works
-from tools.browsing import browser_page, expect, finished_runs, open_page
+from tools.browsing import expect, finished_runs, open_page
 
 from .test_watch_browser import _WATCH_STATE, RERUN_WINDOW_MS, no_rerun_within
 
@@ -66,9 +66,9 @@ test_r2.__test__ = False   # a helper
 
 
 @pytest.mark.parametrize("size", [PROJECTOR, PHONE], ids=["projector", "phone"])
-def test_the_first_screen_plays_the_run_above_the_fold(browser, server, size):
+def test_the_first_screen_plays_the_run_above_the_fold(pages, server, size):
     phone = size is PHONE
-    with browser_page(browser, viewport=size, is_mobile=phone, has_touch=phone) as page:
+    with pages.page(viewport=size, is_mobile=phone, has_touch=phone) as page:
         open_page(page, server)
         expect(page.locator(f"{GLANCE}_pictures svg.marks")).to_have_count(2)
         assert page.evaluate("() => window.scrollY") == 0

@@ -12,7 +12,7 @@ import pytest
 
 from fitlab import Config
 from fitlab.compare import describe_changes
-from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after, wait_idle
+from tools.browsing import expect, open_page, open_tab, rerun_after, wait_idle
 from ui.words import SETTING_WORDS
 
 pytestmark = pytest.mark.browser
@@ -67,8 +67,8 @@ class RunLog:
 
 
 @pytest.fixture(scope="module")
-def run_log(browser, server):
-    with browser_page(browser, viewport={"width": 1400, "height": 1000}) as page:
+def run_log(pages, server):
+    with pages.page(viewport={"width": 1400, "height": 1000}) as page:
         yield RunLog(page, server)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.browsing import browser_page, open_page, open_tab
+from tools.browsing import open_page, open_tab
 
 pytestmark = pytest.mark.browser
 
@@ -23,8 +23,8 @@ _BOXES = """(gallery) => {
 
 @pytest.mark.parametrize("size", [{"width": 1280, "height": 720}, {"width": 1440, "height": 900}],
                          ids=["1280", "1440"])
-def test_every_verdict_is_inside_the_column_without_sideways_scrolling(browser, server, size):
-    with browser_page(browser, viewport=size) as page:
+def test_every_verdict_is_inside_the_column_without_sideways_scrolling(pages, server, size):
+    with pages.page(viewport=size) as page:
         open_page(page, f"{server}/?detach=false&epochs=20")
         open_tab(page, "Fix gallery", page.locator(f"{GALLERY} tbody tr").first)
         boxes = page.locator(GALLERY).evaluate(_BOXES)

@@ -11,6 +11,12 @@ from tools.browsing import open_page as open_any_page
 pytestmark = pytest.mark.browser
 
 
+@pytest.fixture
+def page(fresh_page):
+    """Each test walks Back through a tab of its own: a reused tab's history holds the tests before."""
+    return fresh_page
+
+
 def open_page(page, url: str) -> None:
     """Open the page and wait for its history handling (ui/browser.py's script, drawn with the sidebar):
     in a full CI run on a busy machine a change made before it ran replaced the first entry."""

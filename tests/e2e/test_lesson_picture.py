@@ -10,7 +10,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.explain import decode
-from tools.browsing import browser_page, expect, finished_runs, open_page
+from tools.browsing import expect, finished_runs, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -40,8 +40,8 @@ def step_to(page, label: str, words: str) -> str:
 
 
 @pytest.mark.parametrize("size", [PROJECTOR, PHONE], ids=["projector", "phone"])
-def test_the_lesson_opens_on_the_picture_in_the_first_screen(browser, server, size):
-    with browser_page(browser, viewport=size) as page:
+def test_the_lesson_opens_on_the_picture_in_the_first_screen(pages, server, size):
+    with pages.page(viewport=size) as page:
         open_page(page, f"{server}/?detach=false")
         picture = page.locator(PICTURE)
         expect(page.locator(DRAWN)).to_be_visible()

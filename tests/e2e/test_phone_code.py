@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.browsing import browser_page, expect, open_page
+from tools.browsing import expect, open_page
 
 pytestmark = pytest.mark.browser
 
@@ -23,8 +23,8 @@ _ROWS = """(script) => {
 }"""
 
 
-def test_on_a_phone_the_scripts_lines_scroll_sideways_and_keep_their_indentation(browser, server):
-    with browser_page(browser, viewport=PHONE) as page:
+def test_on_a_phone_the_scripts_lines_scroll_sideways_and_keep_their_indentation(pages, server):
+    with pages.page(viewport=PHONE) as page:
         open_page(page, f"{server}/?detach=false")
         script = page.locator(".st-key-marked_script")
         expect(script.locator(".fitlab-script")).to_be_visible()  # its HTML drawn, not only its container

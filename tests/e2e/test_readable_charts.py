@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.browsing import browser_page, expect, open_page, open_watch
+from tools.browsing import expect, open_page, open_watch
 
 pytestmark = pytest.mark.browser
 
@@ -39,8 +39,8 @@ def unreadable(page) -> list:
     return [t for t in texts if t[1] < 14 or contrast_on_white(t[2]) < 4.5]
 
 
-def test_the_loss_chart_and_the_watch_pictures_read_across_a_room(browser, server):
-    with browser_page(browser, viewport=PROJECTOR) as page:
+def test_the_loss_chart_and_the_watch_pictures_read_across_a_room(pages, server):
+    with pages.page(viewport=PROJECTOR) as page:
         open_page(page, server)
         expect(page.locator(".st-key-loss_chart svg.marks")).to_be_visible()
         assert unreadable(page) == []

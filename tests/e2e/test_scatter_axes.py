@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tools.browsing import browser_page, expect, open_page, open_tab, open_watch
+from tools.browsing import expect, open_page, open_tab, open_watch
 
 pytestmark = pytest.mark.browser
 
@@ -34,8 +34,8 @@ def slope(svg) -> float:
 
 
 @pytest.mark.parametrize("query", ["", "?width=7&lr=0.1", "?shared_repeats=0&batch_size=10"])
-def test_the_perfect_students_line_runs_at_45_degrees_on_equal_axes(browser, server, query):
-    with browser_page(browser, viewport={"width": 1280, "height": 720}) as page:
+def test_the_perfect_students_line_runs_at_45_degrees_on_equal_axes(pages, server, query):
+    with pages.page(viewport={"width": 1280, "height": 720}) as page:
         open_page(page, f"{server}/{query}")
         open_tab(page, "Student vs teacher")
         student = page.locator(STUDENT_SCATTER)

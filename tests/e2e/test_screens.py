@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tools.browsing import browser_page, expect, open_page, open_tab, rerun_after
+from tools.browsing import expect, open_page, open_tab, rerun_after
 
 CELLS = '.st-key-sweep_heatmap svg.marks g.mark-rect.role-mark path'
 
@@ -72,9 +72,9 @@ PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
-def phone(browser):
+def phone(pages):
     """A page the size of a phone's screen, touch and all."""
-    with browser_page(browser, viewport=PHONE, is_mobile=True, has_touch=True) as page:
+    with pages.page(viewport=PHONE, is_mobile=True, has_touch=True) as page:
         yield page
 
 

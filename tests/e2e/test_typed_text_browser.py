@@ -16,7 +16,8 @@ TYPED = ("0.01, ![i](http://127.0.0.1:9/i.png) **bold** [link](http://127.0.0.1:
          "<img src=http://127.0.0.1:9/j.png> :red[x]")
 
 
-def test_markup_typed_in_the_sweep_box_renders_as_text(page, server):
+def test_markup_typed_in_the_sweep_box_renders_as_text(fresh_page, server):
+    page = fresh_page  # it listens to the tab's requests
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     open_page(page, server)

@@ -13,7 +13,7 @@ import pytest
 
 from fitlab import Config, train
 from fitlab.figures.watch_weights import layer_movement
-from tools.browsing import browser_page, expect, open_page, open_watch
+from tools.browsing import expect, open_page, open_watch
 
 pytestmark = pytest.mark.browser
 
@@ -120,8 +120,8 @@ def test_one_slider_one_readout_and_play_stops_clearly_or_loops(page, server):
     expect(page.locator(PLAY)).to_have_text("▶ Play")
 
 
-def test_at_phone_size_the_pictures_stack_in_the_screen_under_the_controls(browser, server):
-    with browser_page(browser, viewport=PHONE, is_mobile=True, has_touch=True) as phone:
+def test_at_phone_size_the_pictures_stack_in_the_screen_under_the_controls(pages, server):
+    with pages.page(viewport=PHONE, is_mobile=True, has_touch=True) as phone:
         open_page(phone, server)
         open_watch(phone)
         pictures = phone.locator(".st-key-watch_pictures svg.marks")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.browsing import browser_page, open_page, open_watch
+from tools.browsing import open_page, open_watch
 
 pytestmark = pytest.mark.browser
 
@@ -20,8 +20,8 @@ _SIZES = """(root) => [...root.querySelectorAll('svg.marks')].map((svg) => {
 })"""
 
 
-def test_every_watch_picture_is_at_least_160_px_and_uncut(browser, server):
-    with browser_page(browser, viewport={"width": 1280, "height": 720}) as page:
+def test_every_watch_picture_is_at_least_160_px_and_uncut(pages, server):
+    with pages.page(viewport={"width": 1280, "height": 720}) as page:
         open_page(page, server)
         open_watch(page)
         pictures = page.locator(".st-key-watch_pictures").evaluate(_SIZES)
