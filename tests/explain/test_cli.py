@@ -1,7 +1,10 @@
 """`python -m fitlab.explain` behaves like `python` for any script: the same output and exit
 status (1 for the in-place error, 2 for another exception, SIGINT for Ctrl-C), never its own
 frames, whatever the script does to stdout, argv, cwd, threads, processes or its exceptions.
-Each case runs the real CLI in a subprocess, beside `python SCRIPT` where they compare."""
+Where the process is the claim (the in-place error's traceback and report, a closed stdout, Ctrl-C,
+a KeyboardInterrupt, a thread, a forked child) the real CLI runs in a subprocess, beside `python
+SCRIPT`; elsewhere both run in forks of one process that imported torch (forked_explain and
+forked_python, tests/explain/conftest.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import pytest
 
 from .test_explain import SCRIPTS, marked
 
-pytestmark = pytest.mark.slow  # every test runs the CLI, or python, as a process
+pytestmark = pytest.mark.slow  # every test runs the CLI, or python, as a process or a fork
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = SCRIPTS / "cli"
@@ -34,9 +37,9 @@ def python(*args: str, cwd: Path = CLI) -> subprocess.CompletedProcess:
                           timeout=240, check=False)
 
 
-def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path):
-    ours, alone = cli("--report", str(tmp_path / "r.json"), str(SCRIPTS / "other_error.py")), \
-        python(str(SCRIPTS / "other_error.py"))
+def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path, forked_explain, forked_python):
+    ours = forked_explain("--report", str(tmp_path / "r.json"), str(SCRIPTS / "other_error.py"), cwd=CLI)
+    alone = forked_python(str(SCRIPTS / "other_error.py"), cwd=CLI)
     assert ours.returncode == 2
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["status"] == "other_error" and report["error"].startswith("ValueError")
@@ -44,9 +47,9 @@ def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path):
     assert ours.stderr.strip() == alone.stderr.strip() and OURS not in ours.stderr
 
 
-def test_argv_path_name_and_exit_code_pass_through(tmp_path):
+def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     out = tmp_path / "seen.json"
-    proc = cli("--report", str(tmp_path / "r.json"), str(SCRIPTS / "argv_exit.py"), str(out), "3")
+    proc = forked_explain("--report", str(tmp_path / "r.json"), str(SCRIPTS / "argv_exit.py"), str(out), "3", cwd=CLI)
     assert proc.returncode == 3 and json.loads((tmp_path / "r.json").read_text())["exit_code"] == 3
     seen = json.loads(out.read_text())
     assert seen["argv"] == [str(SCRIPTS / "argv_exit.py"), str(out), "3"]
@@ -55,6 +58,7 @@ def test_argv_path_name_and_exit_code_pass_through(tmp_path):
 
 
 def test_inplace_error_prints_pythons_traceback_then_the_report():
+    # Real processes, both: the CLI as it is run, beside python.
     ours, alone = cli(str(SCRIPTS / "exp_augassign.py")), python(str(SCRIPTS / "exp_augassign.py"))
     assert ours.returncode == 1 and alone.returncode == 1
     assert ours.stderr.startswith(alone.stderr.rstrip("\n"))
@@ -63,14 +67,16 @@ def test_inplace_error_prints_pythons_traceback_then_the_report():
 
 @pytest.mark.parametrize("script", ["closes_stdout.py", "keyboard.py"])
 def test_same_output_and_status_as_python(script):
+    # Real processes: what the interpreter does on its way out (a stdout closed, death by SIGINT).
     ours, alone = cli(script), python(script)
     assert (ours.returncode, ours.stdout, ours.stderr) == (alone.returncode, alone.stdout, alone.stderr)
     assert OURS not in ours.stderr
 
 
 @pytest.mark.parametrize("script", ["base_exception.py", "str_raises.py"])
-def test_a_base_exception_or_one_that_cannot_print_is_another_exception_exit_2(script):
-    ours, alone = cli(script), python(script)
+def test_a_base_exception_or_one_that_cannot_print_is_another_exception_exit_2(script, forked_explain,
+                                                                              forked_python):
+    ours, alone = forked_explain(script, cwd=CLI), forked_python(script, cwd=CLI)
     assert (ours.returncode, alone.returncode) == (2, 1)
     assert ours.stderr == alone.stderr and OURS not in ours.stderr
 
@@ -96,26 +102,27 @@ def test_ctrl_c_ends_by_sigint_and_still_writes_an_interrupted_report(tmp_path):
     assert err.strip().splitlines()[-1] == "KeyboardInterrupt" and OURS not in err
 
 
-def test_unwritable_report_is_refused_before_the_script_runs(tmp_path):
+def test_unwritable_report_is_refused_before_the_script_runs(tmp_path, forked_explain):
     marker = tmp_path / "ran"
-    proc = cli("--report", "/nonexistent/dir/r.json", "marks_and_chdir.py", str(marker), str(tmp_path))
+    proc = forked_explain("--report", "/nonexistent/dir/r.json", "marks_and_chdir.py", str(marker), str(tmp_path),
+                          cwd=CLI)
     assert proc.returncode == 2 and not marker.exists()
     assert len(proc.stderr.strip().splitlines()) == 1 and "/nonexistent/dir" in proc.stderr
 
 
-def test_relative_report_is_resolved_against_the_invocation_folder(tmp_path):
+def test_relative_report_is_resolved_against_the_invocation_folder(tmp_path, forked_explain):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    proc = cli("--report", "r.json", str(CLI / "marks_and_chdir.py"), str(tmp_path / "ran"), str(elsewhere),
-               cwd=tmp_path)
+    proc = forked_explain("--report", "r.json", str(CLI / "marks_and_chdir.py"), str(tmp_path / "ran"),
+                          str(elsewhere), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "r.json").read_text())["status"] == "finished"
     assert not (elsewhere / "r.json").exists()
 
 
-def test_dash_m_runs_a_module_as_python_does(tmp_path):
-    ours, alone = cli("--report", str(tmp_path / "r.json"), "-m", "pkg.train", "a", "b"), \
-        python("-m", "pkg.train", "a", "b")
+def test_dash_m_runs_a_module_as_python_does(tmp_path, forked_explain, forked_python):
+    ours = forked_explain("--report", str(tmp_path / "r.json"), "-m", "pkg.train", "a", "b", cwd=CLI)
+    alone = forked_python("-m", "pkg.train", "a", "b", cwd=CLI)
     assert ours.stdout == alone.stdout == "argv ['a', 'b'] name __main__\n"
     assert ours.returncode == 1
     report = json.loads((tmp_path / "r.json").read_text())
@@ -126,6 +133,7 @@ def test_dash_m_runs_a_module_as_python_does(tmp_path):
 
 
 def test_inplace_error_in_a_thread_is_explained(tmp_path):
+    # Real processes: a thread's error, printed by Python's threading.excepthook, and the exit after it.
     ours, alone = cli("--report", str(tmp_path / "r.json"), "thread_error.py"), python("thread_error.py")
     # Python prints the thread's traceback and exits 0; so does the CLI, with the report after it.
     assert ours.returncode == alone.returncode == 0 and ours.stdout == alone.stdout == "main done\n"

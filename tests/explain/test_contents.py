@@ -12,9 +12,6 @@ not read by a training backward, are no finding.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -25,20 +22,15 @@ from fitlab.explain.records import CONTENTS
 from tests.explain.test_advice import replaced, run_text, source
 from tests.explain.test_explain import ROOT, SCRIPTS, marked
 
-ENV_PATH = {"PYTHONPATH": str(ROOT)}
 SCRIPT = "reused_obs_buffer.py"
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env={**os.environ, **ENV_PATH},
-                          capture_output=True, text=True, timeout=240, check=False)
-
-
-@pytest.mark.slow
-def test_python_and_plain_explain_are_silent_and_check_contents_names_the_save(tmp_path):
+@pytest.mark.slow  # python and the CLI, each run in a fork (tests/explain/conftest.py)
+def test_python_and_plain_explain_are_silent_and_check_contents_names_the_save(tmp_path, forked_python,
+                                                                               forked_explain):
     path = str(SCRIPTS / SCRIPT)
-    alone, plain = run(path), run("-m", "fitlab.explain", path)
-    checked = run("-m", "fitlab.explain", "--check-contents", "--report", str(tmp_path / "r.json"), path)
+    alone, plain = forked_python(path, cwd=ROOT), forked_explain(path, cwd=ROOT)
+    checked = forked_explain("--check-contents", "--report", str(tmp_path / "r.json"), path, cwd=ROOT)
     assert alone.returncode == plain.returncode == checked.returncode == 0
     assert alone.stdout == plain.stdout == checked.stdout and alone.stdout.startswith("weight grad 0x")
     assert alone.stderr == plain.stderr == ""

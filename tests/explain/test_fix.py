@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +25,6 @@ from .test_explain import SCRIPTS
 
 pytestmark = pytest.mark.slow  # each test reruns scripts; most run the CLI or python as a process
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 # Each fixture that dies of the in-place error: the verdict of all its edits together, and its
 # culprits' kinds, in the order they were met.
@@ -167,16 +164,11 @@ def test_a_rerun_that_runs_on_is_stopped_at_the_timeout(tmp_path):
     assert report.proof.verdict == fix.PROVED and "stopped at the timeout" in report.proof.culprits[0].said
 
 
-def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fitlab.explain", *map(str, args)], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=300, check=False)
-
-
-def test_cli_fix_prints_the_verdict_and_the_diff_and_the_report_carries_them(tmp_path):
+def test_cli_fix_prints_the_verdict_and_the_diff_and_the_report_carries_them(tmp_path, forked_explain):
     copy = tmp_path / "exp_augassign.py"
     shutil.copy(SCRIPTS / "exp_augassign.py", copy)
     before = copy.read_bytes()
-    proc = cli("--report", tmp_path / "r.json", "--fix", copy, cwd=tmp_path)
+    proc = forked_explain("--report", tmp_path / "r.json", "--fix", copy, cwd=tmp_path)
     assert proc.returncode == 1
     assert "1. augmented_assignment written at exp_augassign.py:8: PROVED" in proc.stderr
     assert "-y += 1  # written-here\n+y = y + 1  # written-here" in proc.stderr
@@ -186,25 +178,25 @@ def test_cli_fix_prints_the_verdict_and_the_diff_and_the_report_carries_them(tmp
     assert proof["culprits"][0]["kind"] == "augmented_assignment"
 
 
-def test_cli_fix_of_a_module(tmp_path):
+def test_cli_fix_of_a_module(tmp_path, forked_explain):
     shutil.copytree(SCRIPTS / "cli" / "pkg", tmp_path / "pkg")
-    proc = cli("--fix", "-m", "pkg.train", "a", cwd=tmp_path)
+    proc = forked_explain("--fix", "-m", "pkg.train", "a", cwd=tmp_path)
     assert proc.returncode == 1 and proc.stdout == "argv ['a'] name __main__\n"   # the first run's output only
     assert "written at train.py:12: PROVED" in proc.stderr
 
 
-def test_fix_options_are_checked():
+def test_fix_options_are_checked(forked_explain):
     for args in (["--write", "x.py"], ["--fix", "--fix-steps", "-1", "x.py"], ["--fix", "--fix-timeout", "no", "x.py"]):
-        proc = cli(*args, cwd=ROOT)
+        proc = forked_explain(*args, cwd=ROOT)
         assert proc.returncode == 2 and proc.stderr.startswith("usage:"), args
 
 
-def test_cli_fix_write_says_where_the_backup_is(tmp_path):
+def test_cli_fix_write_says_where_the_backup_is(tmp_path, forked_explain):
     copy = tmp_path / "tanh_index.py"
     shutil.copy(SCRIPTS / "tanh_index.py", copy)
     (tmp_path / "tanh_index.py.orig").write_text("an older backup\n")
     before = copy.read_text()
-    proc = cli("--fix", "--write", copy, cwd=tmp_path)
+    proc = forked_explain("--fix", "--write", copy, cwd=tmp_path)
     backup = tmp_path / "tanh_index.py.orig.1"
     assert proc.returncode == 1 and f"wrote {copy} (your file before: {backup})" in proc.stderr
     assert backup.read_text() == before and "h = h.clone()" in copy.read_text()
@@ -235,10 +227,11 @@ def test_an_error_while_proving_ends_in_no_edit_and_the_report_and_traceback_sti
     assert "NO EDIT: --fix could not go on (SyntaxError: expression cannot contain assignment)" in err
 
 
-def test_fix_on_a_script_importing_transformers_edits_the_value_not_the_keyword_and_exits_as_python(tmp_path):
+def test_fix_on_a_script_importing_transformers_edits_the_value_not_the_keyword_and_exits_as_python(
+        tmp_path, forked_explain):
     copy = tmp_path / "transformers_keyword.py"
     shutil.copy(SCRIPTS / "transformers_keyword.py", copy)
-    proc = cli("--fix", copy, cwd=tmp_path)
+    proc = forked_explain("--fix", copy, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback (most recent call last)" in proc.stderr and "saved at   transformers_keyword.py:20" in proc.stderr
     assert "+out = model.encoder(hidden_states=hidden_states.clone()).last_hidden_state" in proc.stderr

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -19,7 +17,6 @@ from fitlab.explain.codemods.flow import DetachValue
 from fitlab.explain.codemods.lines import OutOfPlace
 
 from .test_explain import SCRIPTS, marked
-from .test_fix import cli
 
 pytestmark = pytest.mark.slow  # each test reruns a script; most run the CLI or python as a process
 
@@ -41,12 +38,13 @@ NO_REFERENCE = "so it never computed the gradients past it"
 
 
 @pytest.mark.parametrize("script", sorted(EDITED))
-def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_reference_applies(script, tmp_path):
+def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_reference_applies(script, tmp_path,
+                                                                                               forked_explain):
     cause, mark, added = EDITED[script]
     copy = tmp_path / script
     shutil.copy(SCRIPTS / script, copy)
     before = copy.read_bytes()
-    proc = cli("--fix", copy, cwd=tmp_path)
+    proc = forked_explain("--fix", copy, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("Traceback (most recent call last)")
     label = "built at" if mark == "built-here" else "written at"
@@ -58,10 +56,11 @@ def test_cli_fix_of_a_neighbouring_error_prints_the_diff_and_runs_with_why_no_re
 
 
 @pytest.mark.parametrize("script", sorted(EDITED))
-def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script, tmp_path, forked_python):
+def test_cli_fix_write_on_a_neighbouring_error_leaves_a_file_python_runs(script, tmp_path, forked_explain,
+                                                                         forked_python):
     copy = tmp_path / script
     shutil.copy(SCRIPTS / script, copy)
-    proc = cli("--fix", "--write", copy, cwd=tmp_path)
+    proc = forked_explain("--fix", "--write", copy, cwd=tmp_path)
     assert proc.returncode == 1 and f"wrote {copy} (your file before: {copy}.orig)" in proc.stderr, proc.stderr
     assert (tmp_path / f"{script}.orig").read_bytes() == (SCRIPTS / script).read_bytes()
     ran = forked_python(copy, cwd=tmp_path)
@@ -131,7 +130,7 @@ def test_a_reference_causes_edit_that_changes_the_gradients_before_the_failing_l
     assert "before the line that failed it computes gradients off by up to 1 than your program did" in culprit.said
 
 
-def test_two_hand_written_updates_are_edited_one_after_the_other_and_run_together(tmp_path):
+def test_two_hand_written_updates_are_edited_one_after_the_other_and_run_together(tmp_path, forked_python):
     script = tmp_path / "two_updates.py"
     script.write_text("import torch\nw = torch.ones(3, requires_grad=True)\nb = torch.ones(3, requires_grad=True)\n"
                       "(w * b).sum().backward()\nw -= 0.1 * w.grad\nb -= 0.1 * b.grad\nprint(w, b)\n")
@@ -143,18 +142,20 @@ def test_two_hand_written_updates_are_edited_one_after_the_other_and_run_togethe
         ("leaf_update", "two_updates.py:5", fix.NEXT_WRITE), ("leaf_update", "two_updates.py:7", fix.RUNS)]
     assert proof.culprits[0].said == "this failure is gone; another write now fails (below)"
     assert proof.diff.count("+with torch.no_grad():") == 2
-    ran = subprocess.run([sys.executable, "-c", proof.files[str(script)]], capture_output=True, text=True,
-                         timeout=300, check=False)
+    edited = tmp_path / "edited.py"
+    edited.write_text(proof.files[str(script)])
+    ran = forked_python(edited, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
 
 
 GAN = "freed_gan_no_detach.py"
 
 
-def test_cli_fix_of_a_gan_detaches_the_fake_in_d_loss_only_and_proves_it_against_the_graph_kept(tmp_path):
+def test_cli_fix_of_a_gan_detaches_the_fake_in_d_loss_only_and_proves_it_against_the_graph_kept(tmp_path,
+                                                                                                forked_explain):
     copy = tmp_path / GAN
     shutil.copy(SCRIPTS / GAN, copy)
-    proc = cli("--fix", copy, cwd=tmp_path)
+    proc = forked_explain("--fix", copy, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     # The line a freed graph's fix is for is labelled as the report labels it: where the graph was built.
     built = f"{GAN}:{marked(GAN, 'built-here')}"

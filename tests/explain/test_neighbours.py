@@ -5,8 +5,6 @@ hand as its advice says, makes the fixture run. Each fixture is reduced from the
 first line names."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -102,14 +100,10 @@ def test_the_fix_applied_as_advised_runs(script, tmp_path):
     assert (report.status, report.exit_code) == ("finished", 0), format_report(report)
 
 
-@pytest.mark.slow  # runs the CLI and python as processes
-def test_the_cli_prints_pythons_traceback_first_then_the_lines_and_exits_1():
+@pytest.mark.slow  # runs the CLI and python (forked_explain, forked_python: tests/explain/conftest.py)
+def test_the_cli_prints_pythons_traceback_first_then_the_lines_and_exits_1(forked_explain, forked_python):
     script = str(SCRIPTS / "freed_gan_no_detach.py")
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    ours = subprocess.run([sys.executable, "-m", "fitlab.explain", script], env=env, capture_output=True,
-                          text=True, timeout=240, check=False)
-    alone = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=240,
-                           check=False)
+    ours, alone = forked_explain(script, cwd=ROOT), forked_python(script, cwd=ROOT)
     assert (ours.returncode, alone.returncode) == (1, 1) and ours.stdout == alone.stdout
     assert ours.stderr.startswith(alone.stderr.rstrip("\n") + "\n\n")
     assert f"freed by   freed_gan_no_detach.py:{marked('freed_gan_no_detach.py', 'freed-here')}" in ours.stderr

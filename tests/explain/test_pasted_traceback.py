@@ -4,8 +4,6 @@ Python really print."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -34,17 +32,19 @@ INPLACE_IN_A_FUNCTION = textwrap.dedent("""\
 """)
 
 
-def traceback_of(tmp_path, source: str, name: str = "train.py") -> str:
+def traceback_of(python, tmp_path, source: str, name: str = "train.py") -> str:
+    """What python prints when `source`, saved as `name`, dies (`python`: forked_python,
+    tests/explain/conftest.py: python's own traceback, torch's frames and all)."""
     script = tmp_path / name
     script.write_text(source)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = python(script, cwd=tmp_path)
     assert done.returncode != 0
     return done.stderr
 
 
 @pytest.mark.slow  # runs the script with python for its traceback
-def test_the_users_own_line_is_read_from_a_real_traceback_not_torchs(tmp_path):
-    text = traceback_of(tmp_path, SECOND_BACKWARD)
+def test_the_users_own_line_is_read_from_a_real_traceback_not_torchs(tmp_path, forked_python):
+    text = traceback_of(forked_python, tmp_path, SECOND_BACKWARD)
     frames = pasted_lines(text)
     assert len(frames) >= 2 and any("torch" in f.file for f in frames)   # torch's own frames are there too
     own = own_line(text)
@@ -53,18 +53,18 @@ def test_the_users_own_line_is_read_from_a_real_traceback_not_torchs(tmp_path):
 
 
 @pytest.mark.slow  # runs the script with python for its traceback
-def test_the_innermost_own_frame_is_named_inside_a_function(tmp_path):
-    text = traceback_of(tmp_path, INPLACE_IN_A_FUNCTION, "model.py")
+def test_the_innermost_own_frame_is_named_inside_a_function(tmp_path, forked_python):
+    text = traceback_of(forked_python, tmp_path, INPLACE_IN_A_FUNCTION, "model.py")
     assert decode(text) is not None
     own = own_line(text)
     assert (own.line, own.code) == (9, "step(w).backward()")   # torch raises in backward(), from line 9
 
 
 @pytest.mark.slow  # runs the script with python for its traceback
-def test_second_backward_is_recognised_and_is_not_the_inplace_error(tmp_path):
-    text = traceback_of(tmp_path, SECOND_BACKWARD)
+def test_second_backward_is_recognised_and_is_not_the_inplace_error(tmp_path, forked_python):
+    text = traceback_of(forked_python, tmp_path, SECOND_BACKWARD)
     assert freed_graph(text) and decode(text) is None
-    assert not freed_graph(traceback_of(tmp_path, INPLACE_IN_A_FUNCTION))
+    assert not freed_graph(traceback_of(forked_python, tmp_path, INPLACE_IN_A_FUNCTION))
 
 
 def test_a_notebook_cell_and_ipythons_file_lines_are_read():
