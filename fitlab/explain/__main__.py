@@ -215,6 +215,10 @@ def main(argv=None) -> int:
 
 def run() -> None:
     """The `fitlab-explain` console script and `python -m fitlab.explain`."""
+    if not sys.flags.safe_path:
+        # Python put the tool's own folder first (the current one for -m, the console
+        # script's): `python SCRIPT` puts only the script's, which the runner adds.
+        del sys.path[0]
     try:
         code = main()
     except KeyboardInterrupt:  # Ctrl-C outside the script (while the report is written)

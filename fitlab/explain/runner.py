@@ -141,7 +141,8 @@ def _run(code, module: types.ModuleType, argv: list, path0: str, recorder: Recor
     saved_argv, saved_path = sys.argv, list(sys.path)
     had_main, saved_main = "__main__" in sys.modules, sys.modules.get("__main__")
     sys.argv = argv
-    sys.path.insert(0, path0)
+    if not sys.flags.safe_path:  # python -P adds no folder of the script's
+        sys.path.insert(0, path0)
     sys.modules["__main__"] = module
     try:
         _exec(code, module, rec)

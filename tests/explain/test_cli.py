@@ -165,3 +165,19 @@ def test_a_torch_below_the_range_is_refused_in_one_line(monkeypatch, capsys, ver
     assert main([str(SCRIPTS / "finishes_clean.py")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"({version})" in err and "torch>=2.1" in err
+
+
+@pytest.mark.parametrize("safe", [False, True], ids=["plain", "python -P"])
+def test_the_script_sees_the_sys_path_python_gives_it_not_the_tools_own_folder(tmp_path, safe):
+    # A real process: the claim is what python put on sys.path for the tool as it started.
+    (tmp_path / "sub").mkdir()
+    script = tmp_path / "sub" / "paths.py"
+    script.write_text("import json, sys\nprint(json.dumps(sys.path))\n")
+    flags = ["-P"] if safe else []
+    ours = subprocess.run([sys.executable, *flags, "-m", "fitlab.explain", "sub/paths.py"], cwd=tmp_path, env=ENV,
+                          capture_output=True, text=True, timeout=240, check=False)
+    alone = subprocess.run([sys.executable, *flags, "sub/paths.py"], cwd=tmp_path, env=ENV,
+                           capture_output=True, text=True, timeout=240, check=False)
+    assert ours.returncode == alone.returncode == 0, ours.stderr
+    assert json.loads(ours.stdout) == json.loads(alone.stdout)
+    assert str(tmp_path) not in json.loads(ours.stdout)
