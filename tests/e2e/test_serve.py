@@ -8,6 +8,8 @@ leaving a clean log."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
 import signal
 import urllib.request
@@ -43,8 +45,10 @@ def served(tmp_path_factory):
             replicas, nginx = wait_serving(log_path, serve)
             yield port, serve, replicas, nginx, log_path
         finally:
-            if serve.poll() is None:
-                serve.kill()
+            if serve.poll() is None:  # a test failed before the SIGTERM test: nothing of it may stay
+                for pid in tree_pids(serve.pid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
                 serve.wait()
 
 
@@ -119,7 +123,10 @@ def test_a_browser_with_its_cookie_stays_on_one_replica(served):
 
 def test_sigterm_stops_the_proxy_every_replica_and_their_workers_and_the_log_stays_clean(served):
     port, serve, replicas, nginx, log_path = served
-    warm_replicas(list(replicas), serve.pid)  # each replica's warm-up runs the lesson's script in a worker
+    # Each replica's warm-up runs the lesson's script in a worker. In a thread of its own, as
+    # run_apart: a worker that ran browser tests before keeps Playwright's loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(warm_replicas, list(replicas), serve.pid).result()
     workers = [pid for replica in replicas.values() for pid in tree_pids(replica)[1:] if _spawned(pid)]
     assert len(workers) >= len(replicas), workers
     pids = tree_pids(serve.pid)[1:]  # nginx's, the replicas, their workers and resource trackers
