@@ -8,8 +8,6 @@ leaving a clean log."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import re
 import signal
 import urllib.request
@@ -21,7 +19,7 @@ import pytest
 from tests.e2e.serverlog import log_problems
 from tools.lecture import warm_replicas
 from tools.serve import start_serve, wait_serving
-from tools.server import free_port, health_seconds, running, tree_pids
+from tools.server import free_port, health_seconds, running, stop_server, tree_pids
 from tools.sessions import Heard, session
 
 # Slow (a proxy, two replicas, their workers) but not a load test: nothing here is timed against
@@ -45,11 +43,8 @@ def served(tmp_path_factory):
             replicas, nginx = wait_serving(log_path, serve)
             yield port, serve, replicas, nginx, log_path
         finally:
-            if serve.poll() is None:  # a test failed before the SIGTERM test: nothing of it may stay
-                for pid in tree_pids(serve.pid):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                serve.wait()
+            if serve.poll() is None:  # a test failed before the SIGTERM test: its replicas stop too
+                stop_server(serve, 60)
 
 
 def active_sessions(port: int) -> int:
