@@ -189,14 +189,24 @@ def expect(locator):
 def browser_page(browser, timeout_ms: int = 90_000, **context_options):
     """A page in a fresh browser context (`context_options`: viewport and
     the like), closed afterwards."""
+    page = _new_tab(browser, context_options)
+    try:
+        page.set_default_timeout(timeout_ms)
+        yield page
+    finally:
+        page.context.close()
+
+
+def _new_tab(browser, context_options: dict):
+    """A tab in a fresh context, its finished runs counted."""
     context = browser.new_context(**context_options)
     try:
         page = context.new_page()
-        page.set_default_timeout(timeout_ms)
-        _count_finished_runs(page)
-        yield page
-    finally:
+    except BaseException:
         context.close()
+        raise
+    _count_finished_runs(page)
+    return page
 
 
 class Pages:
@@ -222,8 +232,7 @@ class Pages:
         free = self._free.setdefault(key, [])
         page = free.pop() if free else None
         if page is None or page.is_closed():
-            page = self._browser.new_context(**context_options).new_page()
-            _count_finished_runs(page)
+            page = _new_tab(self._browser, context_options)
             self._all.append(page)
         page.set_default_timeout(timeout_ms)
         if "viewport" in context_options and page.viewport_size != context_options["viewport"]:
