@@ -4,6 +4,11 @@ Streamlit's st.cache_data cannot show a progress bar from inside the cached
 call (it replays the elements a call created) and bounds entries, not bytes;
 cachetools does both, and its `cached(condition=)` trains a Config once even
 when two sessions ask for it at the same moment.
+
+The run asked for least often goes first (of those, the oldest): a link a
+whole class opened must outlive a burst of runs each asked for once, as
+students trying settings of their own make; least recently used, such a
+burst pushed it out and the next student waited for it to train again.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from cachetools import Cache, LRUCache, cached
+from cachetools import Cache, LFUCache, cached
 
 from fitlab.config import Config
 from fitlab.run import Run
@@ -25,14 +30,14 @@ def run_nbytes(run: Run) -> int:
 
 
 class RunCache:
-    """Least-recently-used runs, at most `max_entries` and `max_bytes` (as
-    run_nbytes counts them: each run weighs at least max_bytes / max_entries),
-    each made once."""
+    """Runs, at most `max_entries` and `max_bytes` (as run_nbytes counts them:
+    each run weighs at least max_bytes / max_entries), each made once; the
+    least often asked for goes first."""
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 256 * 2**20):
         self.max_bytes = max_bytes
         least = max_bytes / max_entries
-        self._runs: LRUCache[Config, Run] = LRUCache(max_bytes, getsizeof=lambda run: max(run_nbytes(run), least))
+        self._runs: LFUCache[Config, Run] = LFUCache(max_bytes, getsizeof=lambda run: max(run_nbytes(run), least))
         self._changed = threading.Condition()
         # One make() per config at a time: the others wait on the condition.
         self._made_once = cached(self._runs, key=lambda config, make: config,
@@ -45,7 +50,7 @@ class RunCache:
     def nbytes(self) -> int:
         """Bytes held by the cached runs, as run_nbytes counts them."""
         with self._changed:
-            # Cache's own lookup: LRUCache's would make each run the most recent.
+            # Cache's own lookup: LFUCache's would count each run as asked for once more.
             return sum(run_nbytes(Cache.__getitem__(self._runs, config)) for config in self._runs)
 
     def get(self, config: Config, make: Callable[[Config], Run]) -> Run:
