@@ -48,6 +48,7 @@ class Heard:
     finished   the end of the page's run
     busy       told the server is busy
     progress   the first progress bar (a lecture's mover: a job that got its slot at once)
+    bars       how many progress bars were drawn (a bar's every update is one)
     exception  shown an exception
     latest     the latest message so far
     in_line    whether the latest message was a place note
@@ -61,6 +62,7 @@ class Heard:
     finished: float | None = None
     busy: bool = False
     progress: float | None = None
+    bars: int = 0
     exception: bool = False
     latest: float | None = None
     in_line: bool = False
@@ -176,8 +178,9 @@ def _note(heard: Heard, msg: ForwardMsg, now: float) -> None:
             heard.chart = now
         elif which == "exception":
             heard.exception = True
-        elif which == "progress" and heard.progress is None:
-            heard.progress = now
+        elif which == "progress":
+            heard.progress = heard.progress if heard.progress is not None else now
+            heard.bars += 1
         elif which == "alert" and element.alert.body.startswith("Waiting to start"):
             heard.waiting = heard.waiting if heard.waiting is not None else now
             placed = True

@@ -4,6 +4,7 @@ heavy jobs and for page draws, and a run with its progress bar."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -22,6 +23,9 @@ HEAVY_WAITING = 32  # sessions that may wait for a slot; one more is told the se
 DRAWING_AT_ONCE = 2  # page runs drawing at once, server-wide (a heavy job's wait and run do not count)
 # A draw's estimate: a cached page's takes tens of ms, a run's first (just trained) seconds.
 CACHED_DRAW, FRESH_DRAW = 0.05, 2.0
+# Seconds between a progress bar's updates at least: each is a redraw in the browser (tens of
+# ms of its CPU), and an update per percent or per epoch kept a phone's core busy.
+BAR_INTERVAL = 0.25
 T = TypeVar("T")
 _held = threading.local()  # this thread's page run's draw ticket, while it draws
 
@@ -117,19 +121,31 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
         st.stop()
 
 
+def now_and_then(show: Callable[[int, int], None]) -> Callable[[int, int], None]:
+    """A progress(done, total) callback that passes its first call to `show`,
+    then one a BAR_INTERVAL at most.
+
+    >>> bar = st.progress(0)
+    >>> fitlab.train(config, progress=now_and_then(lambda done, total: bar.progress(done / total)))
+    """
+    due = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal due
+        if time.monotonic() >= due:
+            due = time.monotonic() + BAR_INTERVAL
+            show(done, total)
+
+    return progress
+
+
 def run_with_progress(config: Config) -> Run:
     """The run for `config`, from the cache or trained (a heavy job) with a
     progress bar, which says where it stopped if the person stops it (ui/browser.py)."""
     # One key per config: a page run can train two (the tied and untied comparison).
     bar = st.container(key=f"training_progress_{abs(hash(config))}").empty()
-    shown = [-1]
-
-    def progress(done: int, total: int) -> None:
-        percent = 100 * done // total
-        if percent != shown[0]:  # one message per percent, not per epoch
-            shown[0] = percent
-            bar.progress(percent, text=f"Training: epoch {done} of {total}")
-
+    progress = now_and_then(lambda done, total: bar.progress(100 * done // total,
+                                                             text=f"Training: epoch {done} of {total}"))
     run = run_cache().peek(config)
     if run is None:
         # No drawing slot while the run is trained or awaited: the page runs

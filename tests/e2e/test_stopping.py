@@ -12,12 +12,13 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tools.browsing import APP, DRAWN_CHART, POLL_MS, RERUN_PATIENCE_SECONDS, expect
 from tools.sessions import HEAVY_RUN, Heard, session
-from ui.state import HEAVY_AT_ONCE
+from ui.state import BAR_INTERVAL, HEAVY_AT_ONCE
 
 from .serverlog import clean_server
 
@@ -38,6 +39,19 @@ def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):
                                         r"page \(R\) to train it again, or lower Epochs \(Advanced\)"))
     stopped = int(re.search(r"epoch (\d+)", bar.inner_text()).group(1))
     assert 1 <= stopped < 2000
+
+
+def test_a_training_bar_is_redrawn_a_few_times_a_second_not_per_percent(server):
+    # A run of its own (no other test's seed), a second or two of training: a
+    # bar per percent drew 100 bars, each a redraw of the page in the browser.
+    link = f"width=32&shared_repeats=4&batch_size=1&epochs=400&seed={time.time_ns() % 2**32}"
+    heard = Heard(link)
+    stream = server.replace("http://", "ws://") + "/_stcore/stream"
+    with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
+        pool.submit(asyncio.run, session(stream, link, heard)).result()
+    assert heard.progress is not None and heard.finished is not None and not heard.exception
+    # The first at once, then one an interval; a message or two late at the start at most.
+    assert 2 <= heard.bars <= (heard.finished - heard.progress) / BAR_INTERVAL + 3, heard
 
 
 @pytest.fixture
