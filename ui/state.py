@@ -23,8 +23,8 @@ HEAVY_WAITING = 32  # sessions that may wait for a slot; one more is told the se
 DRAWING_AT_ONCE = 2  # page runs drawing at once, server-wide (a heavy job's wait and run do not count)
 # A draw's estimate: a cached page's takes tens of ms, a run's first (just trained) seconds.
 CACHED_DRAW, FRESH_DRAW = 0.05, 2.0
-# Seconds between a progress bar's updates at least: each is a redraw in the browser (tens of
-# ms of its CPU), and an update per percent or per epoch kept a phone's core busy.
+# Seconds between a progress bar's updates at least: each is a redraw of the page in the
+# browser, and one per percent or per epoch kept most of its core busy while a run trained.
 BAR_INTERVAL = 0.25
 T = TypeVar("T")
 _held = threading.local()  # this thread's page run's draw ticket, while it draws
