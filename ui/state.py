@@ -17,23 +17,21 @@ from fitlab.run import Run
 from fitlab.serving.budget import run_seconds
 from fitlab.serving.cache import RunCache
 from fitlab.serving.jobs import JobGate, Replaced, ServerBusy
+from ui.words import waiting_in_line
 
 HEAVY_AT_ONCE = 2  # server-wide: one per core of the 2-core machine; more only make each slower
 HEAVY_WAITING = 32  # sessions that may wait for a slot; one more is told the server is busy
 DRAWING_AT_ONCE = 2  # page runs drawing at once, server-wide (a heavy job's wait and run do not count)
 # A draw's estimate: a cached page's takes tens of ms, a run's first (just trained) seconds.
 CACHED_DRAW, FRESH_DRAW = 0.05, 2.0
-# Seconds between a progress bar's updates at least: each is a redraw of the page in the
-# browser, and one per percent or per epoch kept most of its core busy while a run trained.
-BAR_INTERVAL = 0.25
+BAR_INTERVAL = 0.25  # seconds between a bar's redraws at least: one per percent kept a browser's core busy
 T = TypeVar("T")
 _held = threading.local()  # this thread's page run's draw ticket, while it draws
 
 
 @st.cache_resource
 def run_cache() -> RunCache:
-    """The server's one run cache, shared by every session: a width-256 run
-    is about 10 MiB, so a replica keeps a dozen of them."""
+    """The server's one run cache, shared by every session."""
     return RunCache(max_entries=64, max_bytes=128 * 2**20)
 
 
@@ -86,14 +84,6 @@ def _not_drawing() -> Iterator[None]:
         _held.ticket = draw_gate().acquire(estimate=FRESH_DRAW if _held.job_ran else CACHED_DRAW)
 
 
-def waiting_in_line(what: str, ahead: int, slots: int) -> str:
-    """Plain text: a job waiting for a free slot (all `slots` are held), `ahead` jobs before it in line."""
-    others = slots + ahead
-    return (f"Waiting to start {what}: the server runs {slots} at once, and "
-            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
-            f"({slots} running, {ahead} waiting ahead of you).")
-
-
 def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -> T:
     """func(*args, **kwargs) as one of the server's few heavy jobs at once, `estimate` its
     expected seconds (fitlab.serving.budget), `what` naming it ("the training"). While it
@@ -121,20 +111,16 @@ def heavy(what: str, func: Callable[..., T], *args, estimate: float, **kwargs) -
         st.stop()
 
 
-def now_and_then(show: Callable[[int, int], None]) -> Callable[[int, int], None]:
-    """A progress(done, total) callback that passes its first call to `show`,
-    then one a BAR_INTERVAL at most.
-
-    >>> bar = st.progress(0)
-    >>> fitlab.train(config, progress=now_and_then(lambda done, total: bar.progress(done / total)))
-    """
+def bar_updates(bar, what: str) -> Callable[[int, int], None]:
+    """A progress(done, total) callback drawing `bar` ("{what}: epoch {done} of {total}"):
+    its first call at once, then one every BAR_INTERVAL at most."""
     due = 0.0
 
     def progress(done: int, total: int) -> None:
         nonlocal due
         if time.monotonic() >= due:
             due = time.monotonic() + BAR_INTERVAL
-            show(done, total)
+            bar.progress(done / total, text=f"{what}: epoch {done} of {total}")
 
     return progress
 
@@ -144,16 +130,14 @@ def run_with_progress(config: Config) -> Run:
     progress bar, which says where it stopped if the person stops it (ui/browser.py)."""
     # One key per config: a page run can train two (the tied and untied comparison).
     bar = st.container(key=f"training_progress_{abs(hash(config))}").empty()
-    progress = now_and_then(lambda done, total: bar.progress(100 * done // total,
-                                                             text=f"Training: epoch {done} of {total}"))
     run = run_cache().peek(config)
     if run is None:
         # No drawing slot while the run is trained or awaited: the page runs
         # that wait for another's training of the same config would otherwise
         # hold every slot, and the trainer, done, wait for one of them for ever.
         with _not_drawing():
-            run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, progress=progress,
-                                                          estimate=run_seconds(c)))
+            run = run_cache().get(config, lambda c: heavy("the training", fitlab.train, c, estimate=run_seconds(c),
+                                                          progress=bar_updates(bar, "Training")))
     bar.empty()
     return run
 

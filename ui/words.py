@@ -182,3 +182,11 @@ def starting(config: Config) -> str:
     """What the page says at once while a run starts (a fresh server's first
     page waits a few seconds for torch before it can)."""
     return "Running the blog's script…" if not config.detach else "Training the student…"
+
+
+def waiting_in_line(what: str, ahead: int, slots: int) -> str:
+    """Plain text: a job waiting for a free slot (all `slots` are held), `ahead` jobs before it in line."""
+    others = slots + ahead
+    return (f"Waiting to start {what}: the server runs {slots} at once, and "
+            f"{others} other {'job is' if others == 1 else 'jobs are'} before yours "
+            f"({slots} running, {ahead} waiting ahead of you).")

@@ -4,11 +4,6 @@ Streamlit's st.cache_data cannot show a progress bar from inside the cached
 call (it replays the elements a call created) and bounds entries, not bytes;
 cachetools does both, and its `cached(condition=)` trains a Config once even
 when two sessions ask for it at the same moment.
-
-The run asked for least often goes first (of those, the oldest): a link a
-whole class opened must outlive a burst of runs each asked for once, as
-students trying settings of their own make; least recently used, such a
-burst pushed it out and the next student waited for it to train again.
 """
 
 from __future__ import annotations
@@ -31,8 +26,8 @@ def run_nbytes(run: Run) -> int:
 
 class RunCache:
     """Runs, at most `max_entries` and `max_bytes` (as run_nbytes counts them:
-    each run weighs at least max_bytes / max_entries), each made once; the
-    least often asked for goes first."""
+    each run weighs at least max_bytes / max_entries), each made once. The least
+    often asked for goes first: a class's link outlives a burst of one-off runs."""
 
     def __init__(self, max_entries: int = 64, max_bytes: int = 256 * 2**20):
         self.max_bytes = max_bytes

@@ -13,7 +13,7 @@ from fitlab.figures.charts import sweep_heatmap
 from fitlab.figures.tables import download_name, with_test_r2
 from fitlab.serving.budget import OverBudget, check_sweep, sweep_seconds
 from fitlab.sweeps import AXES, SWEEP_ENGINE, final_losses, grid, parse_axis
-from ui.state import heavy, now_and_then
+from ui.state import bar_updates, heavy
 from ui.words import FIELD_LABELS, over_budget_message
 
 HEATMAP = "sweep_heatmap"  # its selection: read-only, and gone with the heatmap
@@ -97,8 +97,8 @@ def _train_sweep(config: Config, x: str, y: str, texts: dict) -> None:
         cells = grid(config, **axes)
         check_sweep(cells)
         bar = st.progress(0, text="Sweeping")
-        results = heavy("the sweep", fitlab.sweep, config, progress=now_and_then(lambda done, total: bar.progress(
-            done / total, text=f"Sweeping: epoch {done} of {total}")), estimate=sweep_seconds(cells), **axes)
+        results = heavy("the sweep", fitlab.sweep, config, progress=bar_updates(bar, "Sweeping"),
+                        estimate=sweep_seconds(cells), **axes)
         bar.empty()
     except OverBudget as refused:
         st.session_state.pop("sweep_result", None)
