@@ -118,8 +118,8 @@ def bar_updates(bar, what: str) -> Callable[[int, int], None]:
 
     def progress(done: int, total: int) -> None:
         nonlocal due
-        if time.monotonic() >= due:
-            due = time.monotonic() + BAR_INTERVAL
+        if (now := time.monotonic()) >= due:
+            due = now + BAR_INTERVAL
             bar.progress(done / total, text=f"{what}: epoch {done} of {total}")
 
     return progress
