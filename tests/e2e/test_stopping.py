@@ -42,9 +42,9 @@ def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):
 
 
 def test_a_training_bar_is_redrawn_a_few_times_a_second_not_per_percent(server):
-    # A run of its own (no other test's seed), a second or two of training: a
-    # bar per percent drew 100 bars, each a redraw of the page in the browser.
-    link = f"width=32&shared_repeats=4&batch_size=1&epochs=400&seed={time.time_ns() % 2**32}"
+    # A run of its own (no other test's seed), over a second of training even
+    # alone: a bar per percent drew 100 bars, each a redraw of the page in the browser.
+    link = f"{LONG.lstrip('/?')}&seed={time.time_ns() % 2**32}"
     heard = Heard(link)
     stream = server.replace("http://", "ws://") + "/_stcore/stream"
     with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
