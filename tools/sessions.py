@@ -14,6 +14,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,3 +195,10 @@ def _note(heard: Heard, msg: ForwardMsg, now: float) -> None:
 def say_seconds(seconds: float | None) -> str:
     """Seconds as the figures print them (None: never)."""
     return "never" if seconds is None else f"{seconds:.2f} s"
+
+
+def apart(func: Callable, *args):
+    """func(*args) in a thread of its own, its result returned: there asyncio.run works even
+    where this thread runs an event loop (a browser test's worker keeps Playwright's in it)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(func, *args).result()

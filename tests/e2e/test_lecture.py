@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -21,17 +20,12 @@ from tools.lecture import lecture, warm_replicas
 from tools.lecture import told as told_at
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, stop_server
+from tools.sessions import apart
 
 pytestmark = [pytest.mark.load, pytest.mark.lecture]
 
 STUDENTS, MOVERS = 200, 40
 MEMORY_GROWTH_MIB = 2048
-
-
-def run_apart(coroutine):
-    """asyncio.run in a thread of its own (the browser tests' Playwright keeps a loop in this one)."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -50,9 +44,8 @@ def hall(tmp_path_factory):
             replicas, _ = wait_serving(log_path, serve)
             # The teacher's own page first, on a server up before the class
             # comes in: the replicas' warm-ups done.
-            with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
-                pool.submit(warm_replicas, list(replicas), serve.pid).result()
-            figures = run_apart(lecture(url, serve.pid, STUDENTS, MOVERS))
+            apart(warm_replicas, list(replicas), serve.pid)
+            figures = apart(asyncio.run, lecture(url, serve.pid, STUDENTS, MOVERS))
         finally:
             stop_server(serve, 60)
     print("\n" + "\n".join(figures.lines()))

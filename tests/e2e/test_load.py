@@ -11,7 +11,6 @@ log."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,6 +18,7 @@ from tests.e2e.serverlog import log_problems
 from tools.lecture import warm_replicas
 from tools.load import class_at_once
 from tools.server import free_port, start_server, stop_server, wait_healthy
+from tools.sessions import apart
 
 pytestmark = pytest.mark.load
 
@@ -28,13 +28,6 @@ HEAVY, LESSONS = 40, 10
 MEMORY_CAP_MIB = 1536
 # Seconds a waiting session may go without a word (the goal is 2 s: see below).
 SILENCE_BOUND = 5
-
-
-def run_apart(coroutine):
-    """asyncio.run in a thread of its own: the browser tests' Playwright keeps
-    an event loop running in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +44,8 @@ def crowd(tmp_path_factory):
             # its chart, a class lesson's training imported torch._dynamo, and
             # the stage ran mid-class or as the server stopped (its workers'
             # tracebacks then in the log).
-            with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
-                pool.submit(warm_replicas, [port], server.pid).result()
-            figures = run_apart(class_at_once(url, server.pid, HEAVY, LESSONS))
+            apart(warm_replicas, [port], server.pid)
+            figures = apart(asyncio.run, class_at_once(url, server.pid, HEAVY, LESSONS))
         finally:
             stop_server(server, 30)
     print("\n" + "\n".join(figures.lines()))

@@ -11,7 +11,6 @@ import asyncio
 import re
 import signal
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,11 @@ from tests.e2e.serverlog import log_problems
 from tools.lecture import warm_replicas
 from tools.serve import start_serve, wait_serving
 from tools.server import free_port, health_seconds, running, stop_server, tree_pids
-from tools.sessions import Heard, session
+from tools.sessions import Heard, apart, session
 
 # Slow (a proxy, two replicas, their workers) but not a load test: nothing here is timed against
 # a crowd's goals and it mostly waits, so it runs beside the suite's other work, not alone.
 pytestmark = pytest.mark.slow
-
-
-def run_apart(coroutine):
-    """asyncio.run in a thread of its own (the browser tests' Playwright keeps a loop in this one)."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +68,7 @@ def sessions_while_open(port: int, replicas: dict[int, int], count: int, cookie:
         await holding
         return counts
 
-    return run_apart(run())
+    return apart(asyncio.run, run())
 
 
 def test_the_page_and_its_chart_come_through_the_proxy(served):
@@ -83,7 +76,7 @@ def test_the_page_and_its_chart_come_through_the_proxy(served):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as page:
         assert page.status == 200 and b"<html" in page.read().lower()
         assert re.match(r"fitlab_replica=[0-9a-f]{32}; Path=/; HttpOnly", page.headers["Set-Cookie"] or "")
-    heard = run_apart(asyncio.wait_for(session(f"ws://127.0.0.1:{port}/_stcore/stream", "", Heard(""),
+    heard = apart(asyncio.run, asyncio.wait_for(session(f"ws://127.0.0.1:{port}/_stcore/stream", "", Heard(""),
                                                until="finished"), 120))
     assert heard.chart is not None and heard.finished is not None
 
@@ -118,10 +111,7 @@ def test_a_browser_with_its_cookie_stays_on_one_replica(served):
 
 def test_sigterm_stops_the_proxy_every_replica_and_their_workers_and_the_log_stays_clean(served):
     port, serve, replicas, nginx, log_path = served
-    # Each replica's warm-up runs the lesson's script in a worker. In a thread of its own, as
-    # run_apart: a worker that ran browser tests before keeps Playwright's loop in this one.
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(warm_replicas, list(replicas), serve.pid).result()
+    apart(warm_replicas, list(replicas), serve.pid)  # each replica's warm-up runs the lesson's script in a worker
     workers = [pid for replica in replicas.values() for pid in tree_pids(replica)[1:] if _spawned(pid)]
     assert len(workers) >= len(replicas), workers
     pids = tree_pids(serve.pid)[1:]  # nginx's, the replicas, their workers and resource trackers

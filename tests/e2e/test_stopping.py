@@ -12,12 +12,11 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tools.browsing import APP, DRAWN_CHART, POLL_MS, RERUN_PATIENCE_SECONDS, expect
-from tools.sessions import HEAVY_RUN, Heard, session
+from tools.sessions import HEAVY_RUN, Heard, apart, session
 from ui.state import BAR_INTERVAL, HEAVY_AT_ONCE
 
 from .serverlog import clean_server
@@ -47,8 +46,7 @@ def test_a_training_bar_is_redrawn_a_few_times_a_second_not_per_percent(server):
     link = f"{LONG.lstrip('/?')}&seed={time.time_ns() % 2**32}"
     heard = Heard(link)
     stream = server.replace("http://", "ws://") + "/_stcore/stream"
-    with ThreadPoolExecutor(1) as pool:  # asyncio.run apart from Playwright's loop
-        pool.submit(asyncio.run, session(stream, link, heard)).result()
+    apart(asyncio.run, session(stream, link, heard))
     assert heard.progress is not None and heard.finished is not None and not heard.exception
     # The first at once, then one an interval; a message or two late at the start at most.
     assert 2 <= heard.bars <= (heard.finished - heard.progress) / BAR_INTERVAL + 3, heard
