@@ -47,9 +47,14 @@ from importlib.machinery import SourceFileLoader
 
 import torch  # imported once, before the forks
 
+
+def pythonpath() -> list[str]:
+    """PYTHONPATH's entries, as python reads them into sys.path."""
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
 # The site's path, without this folder and without PYTHONPATH's entries (each run puts its own).
-_OWN = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-SITE = [p for p in sys.path[1:] if p not in _OWN]
+SITE = [p for p in sys.path[1:] if p not in pythonpath()]
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 import fitlab.explain.runner  # noqa: E402, F401 - as `python -m fitlab.explain` imports it, before the script
 from fitlab.explain import writes  # noqa: E402
@@ -63,8 +68,7 @@ def as_python(argv: list) -> int:
     module = argv[1] if argv[0] == "-m" else None
     path = None if module else os.path.abspath(argv[0])
     sys.argv = ["-m", *argv[2:]] if module else list(argv)
-    pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[:] = [os.getcwd() if module else os.path.dirname(path), *pythonpath, *SITE]
+    sys.path[:] = [os.getcwd() if module else os.path.dirname(path), *pythonpath(), *SITE]
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     importlib.invalidate_caches()
     torch.seed()  # random generators seeded afresh, as a new interpreter's are
