@@ -117,6 +117,16 @@ def finished_runs(page) -> int:
     return _FINISHED_RUNS.get(page, 0)
 
 
+def wait_for_finished_runs(page, count: int) -> None:
+    """Until the server has finished `count` runs for this page (browser_page's),
+    however far the browser is from drawing the last."""
+    deadline = time.monotonic() + RERUN_PATIENCE_SECONDS
+    while finished_runs(page) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the server did not finish run {count} within {RERUN_PATIENCE_SECONDS} s")
+        page.wait_for_timeout(POLL_MS // 5)  # Playwright delivers the frames meanwhile
+
+
 def _wait_for_the_rerun(page, finished_before: int) -> None:
     """Until the rerun the last action asked for has ended: the page saw a run
     and is idle, or the server has finished a run since (then the browser's
