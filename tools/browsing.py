@@ -91,22 +91,28 @@ RERUN_PATIENCE_SECONDS = 90
 POLL_MS = 50
 
 
-def _count_finished_runs(page) -> None:
+def ends_a_run(payload) -> bool:
+    """Whether a WebSocket frame from the server says a run finished (not one
+    stopped early for a rerun)."""
     from google.protobuf.message import DecodeError
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    early = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    if not isinstance(payload, bytes):
+        return False
+    message = ForwardMsg()
+    try:
+        message.ParseFromString(payload)
+    except DecodeError:
+        return False
+    return (message.WhichOneof("type") == "script_finished"
+            and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+
+
+def _count_finished_runs(page) -> None:
     _FINISHED_RUNS[page] = 0
 
     def on_frame(payload) -> None:
-        if not isinstance(payload, bytes):
-            return
-        message = ForwardMsg()
-        try:
-            message.ParseFromString(payload)
-        except DecodeError:
-            return
-        if message.WhichOneof("type") == "script_finished" and message.script_finished != early:
+        if ends_a_run(payload):
             _FINISHED_RUNS[page] += 1
 
     page.on("websocket", lambda socket: socket.on("framereceived", on_frame))

@@ -13,6 +13,7 @@ from fitlab import Config
 from tools.browsing import (
     browser_page,
     chart_drawn_after,
+    ends_a_run,
     expect,
     finished_runs,
     open_page,
@@ -63,14 +64,10 @@ def projector(browser):
     clock, in seconds), each run the server finished ("finished", None) and each run the
     page asked for ("asked", its URL query)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     def on_received(event) -> None:
-        if event["response"]["opcode"] != 1:
-            message = ForwardMsg.FromString(base64.b64decode(event["response"]["payloadData"]))
-            if (message.WhichOneof("type") == "script_finished"
-                    and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN):
-                page.socket_frames.append((event["timestamp"], "finished", None))
+        if event["response"]["opcode"] != 1 and ends_a_run(base64.b64decode(event["response"]["payloadData"])):
+            page.socket_frames.append((event["timestamp"], "finished", None))
 
     def on_sent(event) -> None:
         if event["response"]["opcode"] != 1:
