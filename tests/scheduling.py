@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def pytest_collection_modifyitems(items):
     suite's server, its workers and Chromium are still up beside it (in one
     full run that put first replies at 2.5–6.5 s, against 1.3–4.7 s alone).
     The browser unit comes next: it is the longest, so it starts first on the
-    other worker."""
+    other worker. Its `paced` tests (a person's pace in wall-clock seconds)
+    come last in it and run alone too (paced_tests_alone)."""
     for item in items:
         browser = "server" in getattr(item, "fixturenames", ())
         if browser:
@@ -46,7 +48,8 @@ def pytest_collection_modifyitems(items):
         if not browser and item.get_closest_marker("load") is not None:
             item.add_marker(pytest.mark.xdist_group("load"))
     items.sort(key=lambda item: (item.get_closest_marker("load") is None,
-                                 item.get_closest_marker("browser") is None))
+                                 item.get_closest_marker("browser") is None,
+                                 item.get_closest_marker("paced") is not None))
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -64,39 +67,56 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_finish(session):
-    session.config.stash[_LOAD_TESTS] = sum(item.get_closest_marker("load") is not None for item in session.items)
+    stash = session.config.stash
+    stash[_LOAD_TESTS] = sum(item.get_closest_marker("load") is not None for item in session.items)
+    stash[_UNPACED_TESTS] = sum(item.get_closest_marker("paced") is None for item in session.items)
 
 
-_LOAD_TESTS, _LOAD_DONE = pytest.StashKey[int](), pytest.StashKey[bool]()
-# A worker whose load tests never finish (it crashed) holds the others back no longer than this.
+_LOAD_TESTS, _UNPACED_TESTS = pytest.StashKey[int](), pytest.StashKey[int]()
+_LOAD_DONE = pytest.StashKey[bool]()
+# A worker whose tests never finish (it crashed) holds the others back no longer than this.
 LOAD_WAIT_SECONDS = 900
+LOAD, PACED, OTHER = "load", "paced", "other"
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """load_tests_alone: under xdist, no other test starts before every load
-    test of the session has finished; each worker counts them in a file
-    beside the workers' temporary folders. (In one process the sort alone
-    does it.)"""
-    if os.environ.get("PYTEST_XDIST_WORKER") is None or not item.config.stash[_LOAD_TESTS]:
+    """Under xdist, two kinds of test run alone, each worker counting what
+    has finished in a file beside the workers' temporary folders (in one
+    process the sort alone does it):
+    - load_tests_alone: no other test starts before every load test of the
+      session has finished;
+    - paced_tests_alone: a `paced` test starts once every test not paced has
+      finished. Under the other worker's load the server's and the browser's
+      own delays pass the page's one-second rule for a slider's steps
+      (docs/measurements/performance.md, 2026-12-07 afternoon)."""
+    stash = item.config.stash
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return (yield)
-    finished = Path(item.config.option.basetemp).parent / "fitlab-load-tests-finished"
-    if item.get_closest_marker("load") is None:
-        if not item.config.stash.get(_LOAD_DONE, False):
-            deadline = time.monotonic() + LOAD_WAIT_SECONDS
-            while _lines(finished) < item.config.stash[_LOAD_TESTS] and time.monotonic() < deadline:
-                time.sleep(0.2)
-            item.config.stash[_LOAD_DONE] = True
-        return (yield)
+    tally = Path(item.config.option.basetemp).parent / "fitlab-tests-finished"
+    kind = (LOAD if item.get_closest_marker("load") is not None
+            else PACED if item.get_closest_marker("paced") is not None else OTHER)
+    if kind != LOAD and stash[_LOAD_TESTS] and not stash.get(_LOAD_DONE, False):
+        _wait_for(tally, lambda done: done[LOAD] >= stash[_LOAD_TESTS])
+        stash[_LOAD_DONE] = True
+    if kind == PACED:
+        _wait_for(tally, lambda done: done[LOAD] + done[OTHER] >= stash[_UNPACED_TESTS])
     try:
         return (yield)
     finally:
-        with finished.open("a") as tally:
-            tally.write(item.nodeid + "\n")
+        with tally.open("a") as finished:
+            finished.write(f"{kind} {item.nodeid}\n")
 
 
-def _lines(path: Path) -> int:
+def _wait_for(tally: Path, ready) -> None:
+    deadline = time.monotonic() + LOAD_WAIT_SECONDS
+    while not ready(_finished(tally)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _finished(tally: Path) -> Counter:
+    """How many tests of each kind the workers have finished."""
     try:
-        return len(path.read_text().splitlines())
+        return Counter(line.split(" ", 1)[0] for line in tally.read_text().splitlines())
     except FileNotFoundError:
-        return 0
+        return Counter()

@@ -24,7 +24,8 @@ from tools.browsing import (
 )
 from ui.words import ADVANCED, SETTING_WORDS
 
-pytestmark = pytest.mark.browser
+# Steps at a person's pace in wall-clock seconds: alone on the cores (tests/scheduling.py).
+pytestmark = [pytest.mark.browser, pytest.mark.paced]
 
 
 def logged_runs(page) -> list[str]:
