@@ -180,10 +180,11 @@ def watch_distance_panel(distances: pd.DataFrame, data: Datasets) -> alt.LayerCh
 
 
 def prediction_series(frames: Frames, inputs: np.ndarray, labels: np.ndarray) -> pd.DataFrame:
-    """Per test row its label and the student's prediction at every frame."""
+    """Per test row its label and the student's prediction at every frame,
+    in float32 as the recorded weights are: the first screen's largest data set."""
     order = use_order(len(frames.names), frames.repeats)
     predictions = np.stack([forward(frames.layers_at(i), order, inputs) for i in range(len(frames.epochs))])
-    table = frame_columns(predictions.T)
+    table = frame_columns(predictions.T.astype(np.float32))
     table.insert(0, "label", labels.astype(np.float64))
     return table
 

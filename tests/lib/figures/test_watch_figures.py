@@ -89,6 +89,9 @@ def test_each_frame_draws_the_student_torch_trained_for_that_many_epochs(run):
         assert np.allclose(frame_values(datasets["weights_0"], index), first.value, rtol=1e-4, atol=1e-6)
     teacher = run.teacher_params[run.teacher_params.parameter == "shared.bias"]
     assert np.array_equal(datasets["biases_1"]["t"].to_numpy(), teacher.value.to_numpy())
+    # Sent as torch recorded them, float32: the predictions are the first screen's largest data.
+    sent = [datasets[name].filter(regex=r"^v\d+$") for name in ("predictions", "weights_0")]
+    assert all(set(table.dtypes) == {np.dtype(np.float32)} for table in sent)
 
 
 def colour_scales(spec):
