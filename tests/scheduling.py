@@ -75,7 +75,7 @@ def pytest_collection_finish(session):
 _LOAD_TESTS, _UNPACED_TESTS = pytest.StashKey[int](), pytest.StashKey[int]()
 _LOAD_DONE = pytest.StashKey[bool]()
 # A worker whose tests never finish (it crashed) holds the others back no longer than this.
-LOAD_WAIT_SECONDS = 900
+WAIT_SECONDS = 900
 LOAD, PACED, OTHER = "load", "paced", "other"
 
 
@@ -109,7 +109,7 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def _wait_for(tally: Path, ready) -> None:
-    deadline = time.monotonic() + LOAD_WAIT_SECONDS
+    deadline = time.monotonic() + WAIT_SECONDS
     while not ready(_finished(tally)) and time.monotonic() < deadline:
         time.sleep(0.2)
 
