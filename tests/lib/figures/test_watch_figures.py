@@ -2,6 +2,7 @@
 is what torch's student was at that epoch, and that the change since epoch 0
 fills each layer's own colour scale."""
 
+import warnings
 from dataclasses import replace
 
 import altair as alt
@@ -177,3 +178,15 @@ def test_a_diverged_run_keeps_its_frames_and_a_finite_colour_scale():
     assert np.isfinite(specs["predictions"]["datasets"]["predictions"]["v0"]).all()
     for name in ("weights", "change"):
         assert all(np.isfinite(scale["domain"]).all() for _, scale, _ in colour_scales(specs[name]))
+
+
+def test_predictions_past_float32s_range_are_sent_as_inf_off_the_chart_and_warn_nothing():
+    # The lecture's movers (the class link's lr 0.05 at a heavy width) diverged at epoch 6
+    # with predictions of 1e50 and more: a warning in the server's log.
+    run = train(Config(width=256, shared_repeats=3, lr=0.05, batch_size=199, n_train=199, epochs=10, seed=1001))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = watch_panels(run, names=("predictions",))["predictions"]
+    assert np.isinf(spec["datasets"]["predictions"].filter(regex=r"^v\d+$").to_numpy()).any()
+    drawn = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "circle")
+    assert any("abs(datum.prediction) < " in step.get("filter", "") for step in drawn["transform"])
