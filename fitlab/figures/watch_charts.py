@@ -184,8 +184,8 @@ def prediction_series(frames: Frames, inputs: np.ndarray, labels: np.ndarray) ->
     in float32 as the recorded weights are: the first screen's largest data set."""
     order = use_order(len(frames.names), frames.repeats)
     predictions = np.stack([forward(frames.layers_at(i), order, inputs) for i in range(len(frames.epochs))])
-    # A diverged run's can pass float32's range: inf then, off the chart as any
-    # past PREDICTION_LIMIT is (watch_prediction_panel's filter).
+    # A diverged run's predictions can pass float32's range: inf then, off the
+    # chart as any past PREDICTION_LIMIT is (watch_prediction_panel's filter).
     with np.errstate(over="ignore"):
         table = frame_columns(predictions.T.astype(np.float32))
     table.insert(0, "label", labels.astype(np.float64))

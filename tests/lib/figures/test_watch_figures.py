@@ -31,6 +31,11 @@ def frame_values(table, index):
     return table[f"v{index}"].to_numpy()
 
 
+def frames_of(table):
+    """A data set's frame columns (v0, v1, …), without its other columns."""
+    return table.filter(regex=r"^v\d+$")
+
+
 def datasets_of(run):
     """Every picture's data sets, by name (the pictures share a name only for the same data)."""
     return {name: table for spec in watch_panels(run).values() for name, table in spec["datasets"].items()}
@@ -91,8 +96,7 @@ def test_each_frame_draws_the_student_torch_trained_for_that_many_epochs(run):
     teacher = run.teacher_params[run.teacher_params.parameter == "shared.bias"]
     assert np.array_equal(datasets["biases_1"]["t"].to_numpy(), teacher.value.to_numpy())
     # Sent as torch recorded them, float32: the predictions are the first screen's largest data.
-    sent = [datasets[name].filter(regex=r"^v\d+$") for name in ("predictions", "weights_0")]
-    assert all(set(table.dtypes) == {np.dtype(np.float32)} for table in sent)
+    assert all(set(frames_of(datasets[name]).dtypes) == {np.dtype(np.float32)} for name in ("predictions", "weights_0"))
 
 
 def colour_scales(spec):
@@ -187,6 +191,6 @@ def test_predictions_past_float32s_range_are_sent_as_inf_off_the_chart_and_warn_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         spec = watch_panels(run, names=("predictions",))["predictions"]
-    assert np.isinf(spec["datasets"]["predictions"].filter(regex=r"^v\d+$").to_numpy()).any()
+    assert np.isinf(frames_of(spec["datasets"]["predictions"]).to_numpy()).any()
     drawn = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "circle")
     assert any("abs(datum.prediction) < " in step.get("filter", "") for step in drawn["transform"])
