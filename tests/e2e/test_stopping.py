@@ -26,6 +26,7 @@ pytestmark = pytest.mark.browser
 # Within the work budget by the estimate (7.6 s), long enough to stop half-way.
 LONG = "/?width=32&shared_repeats=4&batch_size=1&epochs=2000"
 BAR = '[class*="st-key-training_progress"] [data-testid="stProgress"]'
+BAR_SEED = 5150  # LONG at this seed trains all its 2000 epochs: no early divergence
 
 
 def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):
@@ -43,7 +44,8 @@ def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):
 def test_a_training_bar_is_redrawn_a_few_times_a_second_not_per_percent(server):
     # A run of its own (no other test's seed), over a second of training even
     # alone: a bar per percent drew 100 bars, each a redraw of the page in the browser.
-    link = f"{LONG.lstrip('/?')}&seed={time.time_ns() % 2**32}"
+    # A fixed seed: about one in forty diverges at epoch 1 and stops at once.
+    link = f"{LONG.lstrip('/?')}&seed={BAR_SEED}"
     heard = Heard(link)
     stream = server.replace("http://", "ws://") + "/_stcore/stream"
     apart(asyncio.run, session(stream, link, heard))
