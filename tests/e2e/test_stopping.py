@@ -44,7 +44,7 @@ def test_a_stopped_run_says_where_it_stopped_and_what_to_do(page, server):
 def test_a_training_bar_is_redrawn_a_few_times_a_second_not_per_percent(server):
     # A run of its own (no other test's seed), over a second of training even
     # alone: a bar per percent drew 100 bars, each a redraw of the page in the browser.
-    # A fixed seed: about one in forty diverges at epoch 1 and stops at once.
+    # A fixed seed: from the clock, some diverged at epoch 1 and stopped at once.
     link = f"{LONG.lstrip('/?')}&seed={BAR_SEED}"
     heard = Heard(link)
     stream = server.replace("http://", "ws://") + "/_stcore/stream"
