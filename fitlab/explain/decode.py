@@ -24,6 +24,7 @@ _HINT_ANOMALY = "enable anomaly detection"
 _HINT_BACKTRACE = "the backtrace further above"
 _HINT_CALL = re.compile(r"with (?P<call>torch\.autograd\.set_detect_anomaly\([\w=, ]{0,60}\))")
 _FREED = "Trying to backward through the graph a second time"
+_ERROR = re.compile(f"{_CORE.pattern}|{_FREED}")
 
 _DTYPES = {
     "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
@@ -234,9 +235,18 @@ def pasted_lines(text: str) -> tuple[PastedLine, ...]:
 
 def own_line(text: str) -> PastedLine | None:
     """The innermost frame of a pasted traceback in the user's own code (not
-    in an installed library such as torch), or None if there is none."""
-    own = [f for f in pasted_lines(text) if not any(part in f.file for part in _LIBRARY_PARTS)]
-    return own[-1] if own else None
+    in an installed library such as torch), or None if there is none. Read up to
+    the first line holding the error, if a frame of the user's is above it: a
+    multiprocessing pool prints its worker's traceback first, then the caller's."""
+    if not isinstance(text, str):
+        return None
+    text = text[:MAX_CHARS]
+    first = _ERROR.search(text)
+    for part in ((text[:text.rfind("\n", 0, first.start()) + 1],) if first else ()) + (text,):
+        own = [f for f in pasted_lines(part) if not any(p in f.file for p in _LIBRARY_PARTS)]
+        if own:
+            return own[-1]
+    return None
 
 
 # --- Which cause the traceback points to -------------------------------------

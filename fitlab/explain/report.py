@@ -111,7 +111,9 @@ class Report:
     counts saved tensors a saved-tensor hook (checkpoint) kept out of the silent-write check.
     also: the graph's other stale saved tensors (StaleTensor), which backward would fail on next.
     proof is what `--fix` found (fix.Proof), None without it. changed_contents: what
-    `--check-contents` found (ChangedContents), empty without it.
+    `--check-contents` found (ChangedContents), empty without it. worker: when the error was
+    raised in another process and handed back (remote.WorkerError), that process's launcher,
+    failing line (failed_at) and function; its writes were not recorded.
     """
 
     status: str
@@ -134,6 +136,7 @@ class Report:
     changed_contents: tuple = ()
     # A neighbouring autograd error's lines and fix (neighbours.facts.Neighbour; status its kind).
     neighbour: object = None
+    worker: object = None
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""
@@ -153,6 +156,8 @@ class Report:
             "proof": None if self.proof is None else self.proof.to_dict(),
             "changed_contents": [c.to_dict() for c in self.changed_contents],
             "neighbour": None if self.neighbour is None else self.neighbour.to_dict(),
+            "worker": None if self.worker is None else {"launcher": self.worker.launcher,
+                                                        "function": self.worker.function},
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -207,13 +212,25 @@ def _stale_lines(s) -> list:
     return out
 
 
+def _worker_lines(report: Report) -> list:
+    """An error another process raised: where, and how to have its writes recorded."""
+    w = report.worker
+    run = f"`{w.function}`" if w.function else "the function it ran"
+    return [f"(raised in a worker process that {w.launcher} started; fitlab.explain records only this one)",
+            *_lines("failed at", report.failed_at, "   (in the worker)", callers=1),
+            f"To have it recorded, call {run} directly in the main process (once, with one worker's "
+            "arguments) and run the script under fitlab-explain again."]
+
+
 def format_report(report: Report) -> str:
     """The human text the CLI prints: Python's traceback of the error, then where the stale
     tensor was saved, written and differentiated, and the fix."""
     out = []
     if report.traceback:
         out.append(report.traceback.rstrip("\n"))
-    if report.status == "inplace_error":
+    if report.worker is not None:
+        out += ([""] if out else []) + _worker_lines(report)
+    elif report.status == "inplace_error":
         if out:
             out.append("")  # after Python's traceback, as a paragraph of its own
         t = report.tensor

@@ -16,7 +16,9 @@ from fitlab.explain import stack as stacks
 from fitlab.explain.advice import choose_fix
 from fitlab.explain.decode import decode
 from fitlab.explain.neighbours.facts import report as neighbour_report
+from fitlab.explain.neighbours.messages import neighbour
 from fitlab.explain.recorder import Recorder
+from fitlab.explain.remote import worker_error
 from fitlab.explain.report import ChangedContents, Report, SilentWrite, StaleTensor, TensorFacts, WriteFacts
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -117,6 +119,16 @@ def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
         also=tuple(_stale(f, facts.tensor_type) for f in fail.also), **_common(rec))
 
 
+def _worker_report(exc: BaseException, worker, rec: Recorder) -> Report:
+    """The in-place error, or a neighbour, that another process raised: its own line, not recorded."""
+    facts = decode(worker.error)
+    status = "inplace_error" if facts is not None else neighbour(worker.error).kind
+    tensor = None if facts is None else TensorFacts(facts.shape, None, None, facts.version,
+                                                    facts.expected_version, facts.tensor_type)
+    return Report(status, worker.error, tensor, failed_at=worker.frames, exit_code=1,
+                  traceback=python_traceback(exc), worker=worker, **_common(rec))
+
+
 def report_of(exc: BaseException | None, rec: Recorder) -> Report:
     """The Report of a recorded run that ended with `exc` (None: it finished)."""
     if exc is None or isinstance(exc, SystemExit):
@@ -128,6 +140,9 @@ def report_of(exc: BaseException | None, rec: Recorder) -> Report:
     if isinstance(exc, KeyboardInterrupt):
         return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED,
                       traceback=python_traceback(exc), **_common(rec))
+    worker = worker_error(exc)
+    if worker is not None and (decode(worker.error) is not None or neighbour(worker.error) is not None):
+        return _worker_report(exc, worker, rec)
     if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
         return _inplace_report(exc, rec)
     explained = neighbour_report(exc, rec, python_traceback(exc), _common(rec))
