@@ -184,7 +184,7 @@ def in_module(stack: tuple) -> bool:
 
 def modules(skip: int) -> tuple:
     """Weak references to the modules whose forward is running, innermost first."""
-    f = sys._getframe(skip)
+    f = stacks.frame(skip)
     out = []
     while f is not None and len(out) < 8:
         if f.f_code is _MODULE_CALL:
@@ -198,7 +198,7 @@ def modules(skip: int) -> tuple:
 def warned_from(filename: str, lineno: int) -> tuple | None:
     """For a warning that points at a frame the modes inserted: the file and line outside
     them, the line that ran the op, as Python names it without the modes; else None."""
-    f, callee = sys._getframe(2), None
+    f, callee = stacks.frame(2), None
 
     def mode_frame(f, callee) -> bool:
         return stacks.inserted(f.f_code.co_filename, None if callee is None else callee.f_code.co_filename)

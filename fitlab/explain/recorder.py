@@ -204,10 +204,18 @@ class Recorder:
         self._showwarning(message, category, filename, lineno, file, line)
 
     def _record_write(self, name: str, inplace: bool, tensors: list) -> None:
+        try:
+            self._record(name, inplace, tensors)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must never break the user's write
+            note = f"recording a write failed: {exc!r}"
+            if note not in self.notes:
+                self.notes.append(note)
+
+    def _record(self, name: str, inplace: bool, tensors: list) -> None:
         # Most of a step's writes go to the optimizer's state and scratch tensors, which no graph
         # saves: recording them would be most of the step's cost.
         if (stacks.stepping() and not torch.is_grad_enabled() and modes.scratch(tensors)
-                and stacks.in_steps_own_code(3)):
+                and stacks.in_steps_own_code(4)):
             return
         self.seq += 1
         if inplace:
@@ -218,8 +226,8 @@ class Recorder:
             if key is None:
                 continue
             if stack is None:
-                stack = stacks.capture(3)
-                modules = modes.modules(3) if inplace and modes.in_module(stack) else ()
+                stack = stacks.capture(4)
+                modules = modes.modules(4) if inplace and modes.in_module(stack) else ()
             try:
                 version = t._version
             except RuntimeError:  # inference tensors have no version counter

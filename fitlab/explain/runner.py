@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import importlib.util
+import io
 import os
 import sys
 import tokenize
@@ -48,8 +49,42 @@ def _strip_ours(te: traceback.TracebackException, seen: set) -> None:
         te = te.__context__
 
 
-def python_traceback(exc: BaseException) -> str:
-    """The traceback Python would print for an exception the script raised."""
+def _script_traceback(tb):
+    """A traceback without the runner's frames above the script's and the modes' inside it."""
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_HERE):
+        tb = tb.tb_next
+    return stacks.without_inserted(tb)
+
+
+def _hooked(exc: BaseException, hook) -> str | None:
+    """What `hook`, a sys.excepthook the script installed, prints for `exc` as python calls it at
+    exit (None if it raised: the plain traceback then)."""
+    chain, kept = [exc], {}
+    while chain:
+        e = chain.pop()
+        if e is not None and id(e) not in kept:
+            kept[id(e)] = (e, e.__traceback__)
+            e.__traceback__ = _script_traceback(e.__traceback__)
+            chain += [e.__cause__, e.__context__]
+    saved, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        hook(type(exc), exc, exc.__traceback__)
+        return sys.stderr.getvalue()
+    except Exception:  # noqa: BLE001 - python prints the hook's error, then the plain traceback: the latter here
+        return None
+    finally:
+        sys.stderr = saved
+        for e, tb in kept.values():  # the analysis after reads the frames as they were
+            e.__traceback__ = tb
+
+
+def python_traceback(exc: BaseException, hook=None) -> str:
+    """The traceback Python would print for an exception the script raised; through `hook`, the
+    sys.excepthook the script installed (torch.distributed's prefixes each line with the rank)."""
+    if hook is not None:
+        text = _hooked(exc, hook)
+        if text is not None:
+            return text
     te = traceback.TracebackException.from_exception(exc)
     _strip_ours(te, set())
     return "".join(te.format())
@@ -101,11 +136,22 @@ def _stale(fail, tensor_type) -> StaleTensor:
                        fail.writes_missing)
 
 
-def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
+def _raised_from(exc: BaseException, inner: BaseException) -> bool:
+    """Whether `inner` is `exc` or in its chain: an error wrapped as it was raised on
+    (`raise RuntimeError(str(e)) from e`) is still the one backward raised."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if exc is inner:
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _inplace_report(exc: BaseException, rec: Recorder, tb: str | None) -> Report:
     message = str(exc)
     facts = decode(message)
-    fail = rec.failure if rec.failure is not None and rec.failure.exc is exc else None
-    tb = python_traceback(exc)
+    fail = rec.failure if rec.failure is not None and _raised_from(exc, rec.failure.exc) else None
     if fail is None:
         return Report("inplace_error", message, TensorFacts(facts.shape, None, None, facts.version,
                                                             facts.expected_version, facts.tensor_type),
@@ -119,42 +165,44 @@ def _inplace_report(exc: BaseException, rec: Recorder) -> Report:
         also=tuple(_stale(f, facts.tensor_type) for f in fail.also), **_common(rec))
 
 
-def _worker_report(exc: BaseException, worker, rec: Recorder) -> Report:
+def _worker_report(worker, rec: Recorder, tb: str) -> Report:
     """The in-place error, or a neighbour, that another process raised: its own line, not recorded."""
     facts = decode(worker.error)
     status = "inplace_error" if facts is not None else neighbour(worker.error).kind
     tensor = None if facts is None else TensorFacts(facts.shape, None, None, facts.version,
                                                     facts.expected_version, facts.tensor_type)
     return Report(status, worker.error, tensor, failed_at=worker.frames, exit_code=1,
-                  traceback=python_traceback(exc), worker=worker, **_common(rec))
+                  traceback=tb, worker=worker, **_common(rec))
 
 
-def report_of(exc: BaseException | None, rec: Recorder) -> Report:
-    """The Report of a recorded run that ended with `exc` (None: it finished)."""
+def report_of(exc: BaseException | None, rec: Recorder, hook=None) -> Report:
+    """The Report of a recorded run that ended with `exc` (None: it finished); hook: the
+    sys.excepthook the script installed, which python would print its traceback with."""
     if exc is None or isinstance(exc, SystemExit):
         code = 0 if exc is None else _exit_code(exc)
         if rec.thread_errors:
             # Python's threading.excepthook printed its traceback; the exit status stays the script's.
-            return dataclasses.replace(_inplace_report(rec.thread_errors[0], rec), exit_code=code, traceback=None)
+            return dataclasses.replace(_inplace_report(rec.thread_errors[0], rec, None), exit_code=code)
         return Report("finished", exit_code=code, **_common(rec))
+    tb = python_traceback(exc, hook)
     if isinstance(exc, KeyboardInterrupt):
-        return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED,
-                      traceback=python_traceback(exc), **_common(rec))
+        return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED, traceback=tb, **_common(rec))
     worker = worker_error(exc)
     if worker is not None and (decode(worker.error) is not None or neighbour(worker.error) is not None):
-        return _worker_report(exc, worker, rec)
+        return _worker_report(worker, rec, tb)
     if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
-        return _inplace_report(exc, rec)
-    explained = neighbour_report(exc, rec, python_traceback(exc), _common(rec))
+        return _inplace_report(exc, rec, tb)
+    explained = neighbour_report(exc, rec, tb, _common(rec))
     if explained is not None:
         return explained
-    return Report("other_error", error_line(exc), exit_code=2, traceback=python_traceback(exc), **_common(rec))
+    return Report("other_error", error_line(exc), exit_code=2, traceback=tb, **_common(rec))
 
 
 def _run(code, module: types.ModuleType, argv: list, path0: str, recorder: Recorder | None) -> Report:
     rec = recorder if recorder is not None else Recorder()
     saved_argv, saved_path = sys.argv, list(sys.path)
     had_main, saved_main = "__main__" in sys.modules, sys.modules.get("__main__")
+    hook = sys.excepthook
     sys.argv = argv
     if not sys.flags.safe_path:  # python -P adds no folder of the script's
         sys.path.insert(0, path0)
@@ -162,7 +210,7 @@ def _run(code, module: types.ModuleType, argv: list, path0: str, recorder: Recor
     try:
         _exec(code, module, rec)
     except BaseException as exc:  # noqa: BLE001 - whatever the script dies of is reported
-        return report_of(exc, rec)
+        return report_of(exc, rec, sys.excepthook if sys.excepthook is not hook else None)
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path

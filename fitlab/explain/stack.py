@@ -101,6 +101,16 @@ def stepping() -> bool:
     return bool(_STEPS.frames)
 
 
+def frame(skip: int):
+    """The frame `skip` levels above the caller's (0: the caller's), or None when the stack is not
+    that deep: a write torch makes on a thread of its own (c10d's, under DistributedDataParallel)
+    runs the write kernel with no Python frame below it."""
+    try:
+        return sys._getframe(skip + 1)
+    except ValueError:
+        return None
+
+
 def in_steps_own_code(skip: int) -> bool:
     """Whether the frame `skip` levels up runs an optimizer step's own code: an optimizer step is
     running on this thread and only torch's frames (and the recorder's) lie between that frame
@@ -108,7 +118,7 @@ def in_steps_own_code(skip: int) -> bool:
     steps = _STEPS.frames
     if not steps:
         return False
-    step, f = steps[-1], sys._getframe(skip)
+    step, f = steps[-1], frame(skip)
     while f is not None:
         if f is step:
             return True
@@ -128,7 +138,7 @@ def _frames(f):
 def capture(skip: int = 1) -> tuple:
     """The caller's stack, innermost first, as (code object, instruction offset) pairs, up to the
     program's start (see line_of)."""
-    return capture_from(sys._getframe(skip))
+    return capture_from(frame(skip))
 
 
 def capture_from(f) -> tuple:

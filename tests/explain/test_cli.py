@@ -146,6 +146,22 @@ def test_inplace_error_in_a_thread_is_explained(tmp_path):
     assert OURS not in ours.stderr
 
 
+@pytest.mark.parametrize("script", ["cli/excepthook.py", "ddp_augassign.py"])
+def test_a_scripts_own_excepthook_prints_its_traceback_as_under_python(tmp_path, forked_explain, forked_python,
+                                                                        script):
+    # excepthook.py's own hook; torch.distributed's (2.4 and newer) prefixes each line with the rank.
+    ours = forked_explain("--report", str(tmp_path / "r.json"), str(SCRIPTS / script), cwd=CLI)
+    alone = forked_python(str(SCRIPTS / script), cwd=CLI)
+    assert ours.returncode == alone.returncode == 1 and OURS not in ours.stderr
+    assert ours.stderr.startswith(alone.stderr.rstrip("\n")) and "Traceback" in alone.stderr
+    if script == "cli/excepthook.py":  # the hook's lines only, the cause's traceback among them
+        assert all(line.startswith("[hooked] ") for line in alone.stderr.splitlines())
+        assert alone.stderr.count("Traceback (most recent call last)") == 2
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["traceback"] == alone.stderr
+    assert report["writes"][0]["frames"][-1]["line"] == marked(script, "written-here")
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_child_ends_as_pythons_and_the_parent_reports(tmp_path):
     ours, alone = cli("--report", str(tmp_path / "r.json"), "fork_child.py"), python("fork_child.py")

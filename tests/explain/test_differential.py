@@ -7,7 +7,8 @@ torch and transformers once); exit status, stdout and stderr must be equal, stde
 the tool's own report after it. The scripts print their final losses as float.hex(), so the
 numbers are compared bit for bit: tiny random BERT and GPT-2 from transformers, writes to
 views under no_grad (nn.Embedding(padding_idx=...)), loop/foreach/fused optimizers,
-checkpointing, autocast on CPU, torch.compile, DataLoader workers, warnings and an exit code.
+checkpointing, autocast on CPU, torch.compile, DataLoader workers, DistributedDataParallel,
+warnings and an exit code.
 """
 
 import os
