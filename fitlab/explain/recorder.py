@@ -29,6 +29,8 @@ from fitlab.explain.graph import storage_key, walk
 from fitlab.explain.neighbours import freed
 from fitlab.explain.records import CONTENTS, HOOKED, KEY, WALKED, Failure, Write
 
+# Where torch keeps a node's forward trace under anomaly mode (torch/csrc/autograd/python_anomaly_mode.h).
+ANOMALY_TRACE = "traceback_"
 # Recorders now recording, for the fork hook.
 _ACTIVE: weakref.WeakSet = weakref.WeakSet()
 
@@ -255,6 +257,8 @@ class Recorder:
         check_contents = self.check_contents
         # Where torch cannot tell a hooked saved tensor, the nodes this call made under hooks are marked.
         hooks_on = not compat.SAVED_DATA and modes.hooks_on()
+        # Anomaly mode keeps each node's forward trace to print if its backward fails: as python's.
+        anomaly = torch.is_anomaly_enabled()
         todo = [grad_fn]
         pop, push = todo.pop, todo.append
         while todo:
@@ -262,6 +266,8 @@ class Recorder:
             meta = node.metadata
             if KEY in meta:
                 continue
+            if anomaly and ANOMALY_TRACE in meta:
+                meta[ANOMALY_TRACE] = stacks.as_python_trace(meta[ANOMALY_TRACE])
             mine = since is None or node._sequence_nr() >= since
             meta[KEY] = entry if mine else self._made_during(node._sequence_nr()) or unseen
             if hooks_on and mine:

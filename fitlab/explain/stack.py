@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -270,6 +271,24 @@ def inserted(filename: str, callee: str | None) -> bool:
     if filename == _DYNAMO_WRAPPER and callee is not None and callee.startswith(_EXPLAIN):
         return True
     return callee == OVERRIDES and owner(filename) == "torch"
+
+
+# An entry of traceback.format_stack(), as anomaly mode keeps it for each node.
+_ENTRY = re.compile(r'  File "(?P<file>[^"]*)", line \d+, in (?P<name>.*)')
+
+
+def as_python_trace(entries: list) -> list:
+    """Anomaly mode's trace of a node's forward call (format_stack's entries, which torch keeps in
+    grad_fn.metadata["traceback_"] and prints when that node's backward fails) as under python:
+    without the runner's frames above the program and the recorder's inside it."""
+    parsed = [_ENTRY.match(e) if isinstance(e, str) else None for e in entries]
+    files = [m["file"] if m else None for m in parsed]
+    start = 0
+    for i, m in enumerate(parsed):
+        if m and any(c.co_filename == m["file"] and c.co_name == m["name"] for c in _BOUNDARIES.values()):
+            start = i + 1
+    return [e for i, e in enumerate(entries) if i >= start and not (
+        files[i] is not None and inserted(files[i], files[i + 1] if i + 1 < len(files) else None))]
 
 
 def without_inserted(tb):

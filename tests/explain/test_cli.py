@@ -146,6 +146,17 @@ def test_inplace_error_in_a_thread_is_explained(tmp_path):
     assert OURS not in ours.stderr
 
 
+def test_anomaly_modes_trace_of_the_forward_call_is_pythons(tmp_path):
+    # Real processes: the trace is the whole stack at the forward call (a fork's would hold the server's).
+    ours, alone = cli("--report", str(tmp_path / "r.json"), "anomaly.py"), python("anomaly.py")
+    assert ours.returncode == alone.returncode == 1
+    assert "Traceback of forward call that caused the error:\n  File" in alone.stderr
+    assert "nn/modules/module.py" in alone.stderr.replace(os.sep, "/")  # torch's frames stay, as python's
+    assert ours.stderr.startswith(alone.stderr.rstrip("\n")) and OURS not in ours.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["saved_at"][-1]["line"] == marked("cli/anomaly.py", "saved-here")
+
+
 @pytest.mark.parametrize("script", ["cli/excepthook.py", "ddp_augassign.py"])
 def test_a_scripts_own_excepthook_prints_its_traceback_as_under_python(tmp_path, forked_explain, forked_python,
                                                                         script):

@@ -141,6 +141,19 @@ def _key(report: Report) -> tuple:
     return (saved.code if saved else None, written.code if written else None, report.tensor and report.tensor.node)
 
 
+def _same(program: Program, again: Report, report: Report) -> bool:
+    """Whether the edited copy fails as the program did: _key's match, or, where the edit changed the
+    saved line itself (a `.clone()` appended that copies another tensor), the same write hitting
+    the same node saved at that same line."""
+    if _key(again) == _key(report):
+        return True
+    if report.neighbour is not None or again.neighbour is not None or _key(again)[1:] != _key(report)[1:]:
+        return False
+    a, b = _innermost(again.saved_at), _innermost(report.saved_at)
+    return (a is not None and b is not None and a.line == b.line
+            and program.original_of(a.file) == program.original_of(b.file))
+
+
 def _sorted(grads: list) -> list:
     """One backward's gradients in an order both programs share: by shape, then the leaf's values."""
     def key(pair):
@@ -219,7 +232,7 @@ def prove(program: Program, report: Report, first: BoundedRecorder, ns: dict, st
             again, again_ns, rec = bounded(program, new, bound, timeout, keep_from=keep_from, weights=retained)
             texts = new
             if _explained(again):
-                if _key(again) == _key(report) or _fix_of(again) is None:
+                if _same(program, again, report) or _fix_of(again) is None:
                     add(Culprit(kind, written, DID_NOT_HELP,
                                             "the edited copy fails the same way: this edit is no fix"))
                     break
