@@ -183,8 +183,8 @@ def _failure(rec, exc, node, name, key, facts, roots, failed_stack, notes: bool)
             "the tensor and every write since")
     elif notes and not seen:
         rec.notes.append(
-            f"{node.name()} was made inside a call fitlab.explain does not see (inside torch, e.g. "
-            "forward-mode AD's formulas): the line that saved the tensor is not known")
+            f"{node.name()} was made inside a call fitlab.explain does not see (inside torch: a TorchScript "
+            "function or module, forward-mode AD's formulas): the line that saved the tensor is not known")
     if not seen:  # which writes came after the save is then told by the versions alone
         seq, saved_stack = None, ()
     writes, complete = _chain(rec, key, seq, facts.expected_version, facts.version)

@@ -116,6 +116,14 @@ def test_frames_are_only_the_users(tmp_path):
         assert path == (SCRIPTS / "gan_step.py").resolve()
 
 
+def test_a_save_inside_torchscript_names_the_write_and_says_why_the_save_is_unknown(tmp_path):
+    code, report, text = explain("scripted_module.py", tmp_path=tmp_path)
+    assert code == 1 and report["tensor"]["node"] == "SigmoidBackward0" and report["saved_at"] == []
+    assert_at(innermost(report["writes"][0]["frames"]), "scripted_module.py", "written-here")
+    assert_at(innermost(report["failed_at"]), "scripted_module.py", "failed-here")
+    assert any("TorchScript" in n for n in report["notes"]) and "saved at   (no frame of yours)" in text
+
+
 def test_loop_reports_the_write_after_the_save_not_the_earlier_one(tmp_path):
     _, report, _ = explain("loop_later_write.py", tmp_path=tmp_path)
     assert len(report["writes"]) == 1
