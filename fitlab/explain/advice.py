@@ -38,6 +38,7 @@ _ACTIVATION_OPS = frozenset({
 _INPLACE_MODULES = ("nn" + os.sep + "modules" + os.sep + "activation.py",
                     "nn" + os.sep + "modules" + os.sep + "dropout.py")
 _FUNCTIONAL = "nn" + os.sep + "functional.py"
+_MODULE_CALL = os.sep + os.path.join("nn", "modules", "module.py")
 # Each cause's sentence, from the one list of causes.
 ADVICE = {key: c.advice for key, c in CAUSES.items()}
 
@@ -184,6 +185,18 @@ def _inner(stack: tuple) -> tuple:
     return stack
 
 
+def _in_forward_hook(stack: tuple, modules: list) -> bool:
+    """Whether the innermost user frame of a write's stack is a hook nn.Module's call ran (not the
+    module's forward): torch calls hooks from `_call_impl` (from its `inner` in newer releases)."""
+    for i, (code, _) in enumerate(stack):
+        if stacks.is_user_file(code.co_filename):
+            caller = stack[i + 1][0] if i + 1 < len(stack) else None
+            forward = getattr(type(modules[0]).forward, "__code__", None) if modules else None
+            return (caller is not None and caller.co_filename.endswith(_MODULE_CALL)
+                    and caller.co_name in ("_call_impl", "inner") and code is not forward)
+    return False
+
+
 def _loads_state(stack: tuple) -> bool:
     return any(code.co_name == "load_state_dict" for code, _ in stack)
 
@@ -256,6 +269,10 @@ def choose_fix(write, saved_stack: tuple, failed_stack: tuple, carried: bool, ke
         built = "" if not edits else " (" + ", ".join(f"{os.path.basename(e.file)}:{e.line}" for e in edits) + ")"
         return Fix("inplace_module", ADVICE["inplace_module"].format(module=_module_name(modules), built=built),
                    edits, kept, why)
+    if _in_forward_hook(write.stack, modules):
+        hook = _fix("hook_output", ADVICE["hook_output"], at_write)
+        if hook.edits:
+            return hook
     if stacks.runs_torch_file(stack, _FUNCTIONAL) or (where and "inplace" in where[2]) or (
             op in _ACTIVATION_OPS and write.target == "activation"):   # F.relu_(s), s.sigmoid_()
         return _fallback(_fix("inplace_function", ADVICE["inplace_function"], at_write), at_save)

@@ -1,23 +1,20 @@
 """Every cause of the in-place error fitlab knows, once: how it shows in code, its fix, and the edit
-`--fix` applies for it, with what that edit can prove.
+`--fix` applies for it, with what that edit can prove. Read by everything that names a cause: the
+CLI's and notebook's report (advice.py picks a cause, prints its `advice`, shows its `codemod`'s
+edit), `--fix` (fix/ applies the codemod to a copy and judges the rerun by its `proof`), the decoder
+of a pasted message (decode.py) and the lesson. No hint changes what a correct program computes
+(test_causes.py).
 
-One list, read by everything that names a cause: the CLI's and notebook's report (advice.py picks
-a cause, prints its `advice`, shows its `codemod`'s edit), `--fix` (fix/ applies the codemod to a
-copy and judges the rerun by its `proof`), the decoder of a pasted message (decode.py) and the
-lesson, which quote these words. No hint changes what a correct program computes (test_causes.py).
+`proof`: REFERENCE, the edit only rewrites an in-place op out of place or clones before a write, so
+the rerun must match the original with every saved tensor kept as saved (fix/ packs a clone through
+torch.autograd.graph.saved_tensors_hooks); RUNS, the edit changes what is computed (a detach, a
+fresh forward after a step; `changes` says what), and the rerun must only run; RETAINED, the detach
+of a forward shared by two losses, checked against the original with every graph kept: each
+backward must give the reference's gradients on the weights it reaches, and the weights end equal.
 
-What `proof` means: REFERENCE, the edit only rewrites an in-place op out of place or clones before a
-write, so the rerun must match the original run with every saved tensor kept as saved (fix/ packs a
-clone through torch.autograd.graph.saved_tensors_hooks); RUNS, the edit changes what is computed (a
-detach, a fresh forward after a step), `changes` says what, and the rerun must only run; RETAINED,
-the detach of a forward shared by two losses, checked against the original with every graph kept
-(retain_graph=True): each backward must give the reference's gradients on the weights it reaches,
-and the weights must end equal.
-
-To add a cause: append a `Cause(...)` to `_LIST`; teach advice.py's `choose_fix` when to pick it;
-add a fixture script in tests/explain/scripts and, for its codemod, a pair in tests/explain/codemods
-(NAME.in.py -> NAME.out.py). docs/explain.md's table of causes is generated from this list
-(tools/causes_table.py; a test checks it).
+To add a cause: append a `Cause(...)` to `_LIST`, teach advice.py's `choose_fix` when to pick it, add
+a fixture in tests/explain/scripts and a codemod pair in tests/explain/codemods (NAME.in.py ->
+NAME.out.py); docs/explain.md's table is generated from this list (tools/causes_table.py).
 """
 
 from __future__ import annotations
@@ -26,29 +23,26 @@ from dataclasses import dataclass
 
 from fitlab.explain.codemods import Codemod
 from fitlab.explain.codemods.flow import DetachFirstUse, DetachState, DetachValue, FreshForward, UnderNoGrad
+from fitlab.explain.codemods.hooks import ReturnFromHook
 from fitlab.explain.codemods.lines import CloneAtSave, CloneFirst, CloneWeight, DropInplace, OutOfPlace
 
 REFERENCE, RUNS, RETAINED = "reference", "runs", "retained"
 # --fix's verdicts (fix/): RUNS is both a cause's proof and the verdict it can earn at best.
 PROVED, NEXT_WRITE, DID_NOT_HELP, NO_EDIT = "proved", "next write", "did not help", "no edit"
 
-# Which writes torch counts, said once (the lesson, the ledger and README cite it): every
-# in-place op and out= op on a tensor bumps its version counter; a write through `.data` (or
-# `.detach()`'s alias), a fused optimizer's step (`fused=True`) and a write to an inference tensor
-# bump none, so torch cannot see them and backward silently uses the new values.
+# Which writes torch counts, said once (the lesson, the ledger and README cite it).
 BUMPS = ("every in-place op (`add_`, `x += …`, `x[i] = …`, `nn.init.*_`, a `foreach` or plain "
          "`optimizer.step()`) bumps the version counter of the tensor it writes; a write through "
          "`.data`, a fused optimizer step (`fused=True`) and a write to an inference tensor bump none")
 
 # Torch's other backward error, which the decoder and the lesson's fix gallery meet.
 FREED_GRAPH = (
-    "A `backward()` frees the tensors its graph saved, to save memory; a second backward through "
-    "a part of that graph that saved tensors finds them gone (\"Trying to backward through the graph "
-    "a second time\"; a part that saved none, such as an addition or a sum, goes through again). "
-    "Usually something built once is reused by every step: labels or targets made by a model and "
-    "not detached, a hidden state carried from one batch to the next, a loss summed over "
-    "steps. Fix: `.detach()` what crosses from one step to the next, or build it inside the loop. "
-    "`retain_graph=True` silences it, but only makes sense if you really mean to differentiate the "
+    "A `backward()` frees the tensors its graph saved, to save memory; a second backward through a part of that "
+    "graph that saved tensors finds them gone (\"Trying to backward through the graph a second time\"; a part that "
+    "saved none, such as an addition or a sum, goes through again). Usually something built once is reused by "
+    "every step: labels or targets made by a model and not detached, a hidden state carried from one batch to the "
+    "next, a loss summed over steps. Fix: `.detach()` what crosses from one step to the next, or build it inside "
+    "the loop. `retain_graph=True` silences it, but only makes sense if you really mean to differentiate the "
     "same graph twice.")
 
 
@@ -104,6 +98,14 @@ _LIST = (
         "An in-place function overwrote a tensor the op before it saved for its gradient. Call its "
         "out-of-place form (drop `inplace=True`, or `F.relu(x)` instead of `F.relu_(x)`).",
         OutOfPlace(), REFERENCE),
+    Cause(
+        "hook_output",
+        "A forward hook writes its module's output in place (`output.clamp_(…)`), which an op in the module saved.",
+        "return the new output from the hook: torch passes a forward hook's return value on as the module's output.",
+        "This line, in a forward hook, wrote its module's output in place after an op in the module saved it. Return "
+        "the new output instead (`output = output.clamp(…)`, then `return output`): torch passes a forward hook's "
+        "return value on as the module's output (the edit below).",
+        ReturnFromHook(), REFERENCE),
     Cause(
         "module_buffer",
         "A module writes its own buffer in place (`self.state.copy_(…)`) while the graph of an earlier "
@@ -193,9 +195,8 @@ _LIST = (
         CloneAtSave(), REFERENCE),
 )
 
-# Causes of autograd's neighbouring errors (fitlab.explain.neighbours), which people meet on the way to
-# the in-place error and out of it: a backward through a graph an earlier backward freed, an in-place
-# write to a leaf that requires grad (or a view of one), and one to a view autograd cannot rebase.
+# Causes of autograd's neighbouring errors (fitlab.explain.neighbours): a backward through a freed graph, an
+# in-place write to a leaf that requires grad (or a view of one), or to a view autograd cannot rebase.
 # `.data` is never the fix: a write through it is one no version counter sees (BUMPS).
 _RETAIN = ("retain_graph=True on the first backward() is for a second walk you really mean: it keeps every "
            "tensor the graph saved in memory until a backward without it")
@@ -330,9 +331,8 @@ NEIGHBOURS = frozenset(c.key for c in _NEIGHBOURS)
 UNREFERENCED = ("your program dies at the line that failed whether its saved tensors are kept or not, so it never "
                 "computed the gradients past it: there is nothing to compare them with")
 
-# clone_before_write's advice for a write through a view whose name cannot be rebound safely
-# (advice.py fills {why} from edits.view_rebinding): a copy of the view would leave its base unwritten
-# as much as rebinding it, so the copy goes where the tensor was saved.
+# clone_before_write's advice for a write through a view whose name cannot be rebound (advice.py fills {why}):
+# a copy of the view would leave its base unwritten as much as rebinding it, so the copy goes to the save.
 VIEW_WRITE = ("This line wrote, through a view, a tensor autograd saved for the backward pass. Here {why}. "
               "Copy the tensor where it is saved instead (`.clone()` on the saved line's tensor), so the "
               "saved values stay and every later read sees the write as before{then}.")

@@ -84,9 +84,11 @@ VERDICTS = {
     "container_write.py": (fix.PROVED, ["clone_before_write"]),
     # An index assignment into a saved tensor that is no view (torch names CopySlices): `h = h.clone()` first.
     "slice_assign_saved.py": (fix.PROVED, ["index_assignment"]),
-    # A forward hook's in-place clamp of a module's output, saved inside the net: the clone on the saved
-    # line copies another tensor, and the rerun fails the same way (once, not "gone" four times).
-    "hook_clamp.py": (fix.DID_NOT_HELP, ["clone_before_write"]),
+    # A forward hook's in-place clamp of its module's output: returned out of place instead.
+    "hook_clamp.py": (fix.PROVED, ["hook_output"]),
+    # The same hook returning None itself: the clone on the saved line copies another tensor, and the
+    # rerun fails the same way (once, not "gone" four times).
+    "hook_returns.py": (fix.DID_NOT_HELP, ["clone_before_write"]),
     # Torch's own forward-mode formula wrote: no line of the user's to edit.
     "forward_ad.py": (fix.NO_EDIT, ["unknown"]),
 }

@@ -163,10 +163,7 @@ class OutOfPlace(Codemod):
                 return
         if isinstance(small, cst.AugAssign) and _simple(small.target):
             rebindable(tree, st, small.target, self.attributes)
-            op = getattr(cst, type(small.operator).__name__.removesuffix("Assign"))()
-            t, v = code(small.target), code(small.value)
-            value = v if isinstance(small.value, _ATOMS) else f"({v})"
-            tree.mark(st, parse_statements(f"{t} = {t} {code(op).strip()} {value}", st))
+            tree.mark(st, parse_statements(_augmented(tree, small), st))
             return
         if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _underscored(small.value)):
             raise Skip(f"line {site.written[-1]} has no in-place call or augmented assignment to rewrite")
@@ -174,14 +171,8 @@ class OutOfPlace(Codemod):
         name, owner = call.func.attr.value, call.func.value
         args = ", ".join(code(a).rstrip(", ") for a in call.args)
         if _simple(owner) and code(owner) not in _FUNCTIONS:
-            x = code(owner)
             rebindable(tree, st, owner, self.attributes)
-            if name in _LIKE and not args:
-                new = f"{x} = {_LIKE[name]}({x})"
-            elif name in _FILLS:
-                new = f"{x} = torch.empty_like({x}).{name}({args})"
-            else:
-                new = f"{x} = {x}.{name[:-1]}({args})"
+            new = _method_out_of_place(code(owner), name, args)
         elif call.args and _simple(call.args[0].value) and call.args[0].keyword is None:
             x = code(call.args[0].value)   # torch.relu_(h): the first argument is the tensor written
             rebindable(tree, st, call.args[0].value, self.attributes)
@@ -189,6 +180,36 @@ class OutOfPlace(Codemod):
         else:
             raise Skip("the tensor written is not held by a name")
         tree.mark(st, parse_statements(new, st))
+
+
+def _augmented(tree: Tree, small) -> str:
+    """`t op= v` as `t = t op v`."""
+    op = getattr(cst, type(small.operator).__name__.removesuffix("Assign"))()
+    t, v = tree.code(small.target), tree.code(small.value)
+    value = v if isinstance(small.value, _ATOMS) else f"({v})"
+    return f"{t} = {t} {tree.code(op).strip()} {value}"
+
+
+def _method_out_of_place(x: str, name: str, args: str) -> str:
+    """`x.name_(args)` rebound out of place: `x = x.name(args)`, a fill without reading `x`."""
+    if name in _LIKE and not args:
+        return f"{x} = {_LIKE[name]}({x})"
+    if name in _FILLS:
+        return f"{x} = torch.empty_like({x}).{name}({args})"
+    return f"{x} = {x}.{name[:-1]}({args})"
+
+
+def out_of_place(tree: Tree, small, name: str) -> str:
+    """The statement that rebinds `name` to what the in-place write `small` (`name op= v`,
+    `name.op_(…)`) makes of it, out of place; Skip if `small` is no such write of `name`."""
+    code = tree.code
+    if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+        return _augmented(tree, small)
+    call = small.value if isinstance(small, cst.Expr) else None
+    if (isinstance(call, cst.Call) and _underscored(call) and isinstance(call.func.value, cst.Name)
+            and call.func.value.value == name):
+        return _method_out_of_place(name, call.func.attr.value, ", ".join(code(a).rstrip(", ") for a in call.args))
+    raise Skip(f"the written line is no in-place write of `{name}`")
 
 
 def _underscored(call) -> bool:

@@ -1,6 +1,5 @@
-"""A forward hook clamps a module's output in place, which the next layer's tanh saved: the
-`.clone()` the advice appends to the saved line copies the net's output, not tanh's, so --fix
-finds the same failure again (DID NOT HELP), not a next write."""
+"""A forward hook clamps its module's output in place, which the module's tanh saved (as
+pytorch/pytorch#74024's docs fix says, a hook returns the new output instead)."""
 
 import torch
 from torch import nn

@@ -1,0 +1,4 @@
+def steer(module, args, kwargs, out):
+    # with_kwargs=True: the output is still the last parameter
+    out = out + (direction * scale)  # written-here
+    return out
