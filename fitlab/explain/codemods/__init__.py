@@ -163,6 +163,19 @@ def method(value, name: str):
     return cst.Call(cst.Attribute(value, cst.Name(name)))
 
 
+class OwnBody(cst.CSTVisitor):
+    """A visitor of one function's own body: the functions, classes and lambdas inside it left out."""
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
 class Names(cst.CSTVisitor):
     """The Name nodes a node reads (not the attributes after a dot, not keyword names)."""
 

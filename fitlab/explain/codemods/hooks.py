@@ -9,29 +9,18 @@ new one, or return another output)."""
 
 from __future__ import annotations
 
-import libcst as cst
-
-from fitlab.explain.codemods import Codemod, Site, Skip, Tree, parse_statements
+from fitlab.explain.codemods import Codemod, OwnBody, Site, Skip, Tree, parse_statements
 from fitlab.explain.codemods.lines import out_of_place
 
 
-class _Returns(cst.CSTVisitor):
-    """Whether a function body returns (nested functions and classes left out)."""
+class _Returns(OwnBody):
+    """Whether a function's own body returns."""
 
     def __init__(self):
         self.found = False
 
     def visit_Return(self, node) -> None:
         self.found = True
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
 
 class ReturnFromHook(Codemod):

@@ -12,7 +12,18 @@ from __future__ import annotations
 
 import libcst as cst
 
-from fitlab.explain.codemods import Codemod, Site, Skip, Tree, method, parse_statements, read_nodes, reads, targets
+from fitlab.explain.codemods import (
+    Codemod,
+    OwnBody,
+    Site,
+    Skip,
+    Tree,
+    method,
+    parse_statements,
+    read_nodes,
+    reads,
+    targets,
+)
 
 # Fills whose result does not read the old values: `x.normal_()` -> `x = torch.randn_like(x)`.
 _LIKE = {"normal_": "torch.randn_like", "uniform_": "torch.rand_like", "zero_": "torch.zeros_like"}
@@ -45,21 +56,11 @@ def _without_inplace(call):
     return call.with_changes(args=args)
 
 
-class _Bindings(cst.CSTVisitor):
-    """The names a function binds itself and those it declares global or nonlocal (nested
-    functions and classes left out)."""
+class _Bindings(OwnBody):
+    """The names a function binds itself and those it declares global or nonlocal."""
 
     def __init__(self):
         self.bound, self.declared = set(), set()
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def visit_AssignTarget(self, node) -> None:
         self.bound |= reads(node.target) if isinstance(node.target, (cst.Name, cst.Tuple, cst.List)) else set()
