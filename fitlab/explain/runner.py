@@ -165,10 +165,14 @@ def _inplace_report(exc: BaseException, rec: Recorder, tb: str | None) -> Report
         also=tuple(_stale(f, facts.tensor_type) for f in fail.also), **_common(rec))
 
 
-def _worker_report(worker, rec: Recorder, tb: str) -> Report:
-    """The in-place error, or a neighbour, that another process raised: its own line, not recorded."""
+def _worker_report(worker, rec: Recorder, tb: str) -> Report | None:
+    """The in-place error, or a neighbour, that another process raised: its own line, not recorded
+    (None for another error)."""
     facts = decode(worker.error)
-    status = "inplace_error" if facts is not None else neighbour(worker.error).kind
+    near = neighbour(worker.error) if facts is None else None
+    if facts is None and near is None:
+        return None
+    status = "inplace_error" if facts is not None else near.kind
     tensor = None if facts is None else TensorFacts(facts.shape, None, None, facts.version,
                                                     facts.expected_version, facts.tensor_type)
     return Report(status, worker.error, tensor, failed_at=worker.frames, exit_code=1,
@@ -188,8 +192,9 @@ def report_of(exc: BaseException | None, rec: Recorder, hook=None) -> Report:
     if isinstance(exc, KeyboardInterrupt):
         return Report("interrupted", "KeyboardInterrupt", exit_code=INTERRUPTED, traceback=tb, **_common(rec))
     worker = worker_error(exc)
-    if worker is not None and (decode(worker.error) is not None or neighbour(worker.error) is not None):
-        return _worker_report(worker, rec, tb)
+    explained = None if worker is None else _worker_report(worker, rec, tb)
+    if explained is not None:
+        return explained
     if isinstance(exc, RuntimeError) and decode(str(exc)) is not None:
         return _inplace_report(exc, rec, tb)
     explained = neighbour_report(exc, rec, tb, _common(rec))
