@@ -56,9 +56,10 @@ def _script_traceback(tb):
     return stacks.without_inserted(tb)
 
 
-def _hooked(exc: BaseException, hook) -> str | None:
+def _hooked(exc: BaseException, hook, plain: str) -> str:
     """What `hook`, a sys.excepthook the script installed, prints for `exc` as python calls it at
-    exit (None if it raised: the plain traceback then)."""
+    exit; if it raises, what python prints then: the hook's own output so far, its error, and
+    `plain`, the original traceback."""
     chain, kept = [exc], {}
     while chain:
         e = chain.pop()
@@ -70,8 +71,12 @@ def _hooked(exc: BaseException, hook) -> str | None:
     try:
         hook(type(exc), exc, exc.__traceback__)
         return sys.stderr.getvalue()
-    except Exception:  # noqa: BLE001 - python prints the hook's error, then the plain traceback: the latter here
-        return None
+    except Exception as error:  # noqa: BLE001 - as python reports any error of the hook
+        error.__traceback__ = error.__traceback__.tb_next  # from the hook's frame on, as python's
+        if error.__context__ is exc:  # python calls the hook with no exception being handled
+            error.__context__ = None
+        return (f"{sys.stderr.getvalue()}Error in sys.excepthook:\n{_formatted(error)}"
+                f"\nOriginal exception was:\n{plain}")
     finally:
         sys.stderr = saved
         for e, tb in kept.values():  # the analysis after reads the frames as they were
@@ -81,10 +86,11 @@ def _hooked(exc: BaseException, hook) -> str | None:
 def python_traceback(exc: BaseException, hook=None) -> str:
     """The traceback Python would print for an exception the script raised; through `hook`, the
     sys.excepthook the script installed (torch.distributed's prefixes each line with the rank)."""
-    if hook is not None:
-        text = _hooked(exc, hook)
-        if text is not None:
-            return text
+    plain = _formatted(exc)
+    return plain if hook is None else _hooked(exc, hook, plain)
+
+
+def _formatted(exc: BaseException) -> str:
     te = traceback.TracebackException.from_exception(exc)
     _strip_ours(te, set())
     return "".join(te.format())

@@ -173,6 +173,22 @@ def test_a_scripts_own_excepthook_prints_its_traceback_as_under_python(tmp_path,
     assert report["writes"][0]["frames"][-1]["line"] == marked(script, "written-here")
 
 
+def test_a_scripts_excepthook_that_raises_prints_as_under_python(tmp_path):
+    # Real processes: python prints the hook's output, "Error in sys.excepthook", its error and
+    # the original traceback (a fork's runner would let the hook's error end it instead).
+    ours = cli("--report", str(tmp_path / "r.json"), "excepthook_raises.py")
+    alone = python("excepthook_raises.py")
+    assert ours.returncode == alone.returncode == 1 and OURS not in ours.stderr
+    head, original = alone.stderr.split("\nOriginal exception was:\n")
+    assert head.startswith("[hooked] RuntimeError\nError in sys.excepthook:\n")
+    assert head.endswith("KeyError: 'handler'\n") and "# hook-fails-here" in head
+    assert original.startswith("Traceback") and "expected version 0 instead" in original
+    assert ours.stderr.startswith(alone.stderr)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["traceback"] == alone.stderr
+    assert report["writes"][0]["frames"][-1]["line"] == marked("cli/excepthook_raises.py", "written-here")
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_child_ends_as_pythons_and_the_parent_reports(tmp_path):
     ours, alone = cli("--report", str(tmp_path / "r.json"), "fork_child.py"), python("fork_child.py")

@@ -1,4 +1,4 @@
-"""Installs its own sys.excepthook (as torch.distributed, rich or loguru do), then dies of the
+"""Installs its own sys.excepthook (as torch.distributed or rich do), then dies of the
 in-place error, raised from another one."""
 
 import sys
