@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import traceback
 
 USAGE = ("usage: python -m fitlab.explain [--report FILE.json] [--check-contents] "
          "[--fix [--write] [--fix-steps N] [--fix-timeout S]] (SCRIPT | -m MODULE) [ARGS...]")
@@ -186,7 +187,10 @@ def main(argv=None) -> int:
             report = run_module(target, args, Recorder(check_contents=contents))
         else:
             report = run_script(target, args, Recorder(check_contents=contents))
-    except (OSError, ImportError, SyntaxError) as exc:
+    except SyntaxError as exc:  # where, the line and its caret, as python shows a script's
+        print("".join(traceback.format_exception_only(exc)), end="", file=sys.stderr)
+        return 2
+    except (OSError, ImportError) as exc:
         return _refuse(f"can't run {target}: {exc}")
     try:
         sys.stdout.flush()

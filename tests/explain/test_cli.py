@@ -47,6 +47,19 @@ def test_other_error_prints_pythons_traceback_and_exits_2(tmp_path, forked_expla
     assert ours.stderr.strip() == alone.stderr.strip() and OURS not in ours.stderr
 
 
+def test_a_script_python_cannot_compile_is_shown_as_python_shows_it(tmp_path, forked_explain):
+    # Real python for the script alone: it stops at compiling, before importing anything.
+    (tmp_path / "typo.py").write_text("import torch\n\nloss = torch.ones(2).sum(\nprint(loss)\n")
+    alone = subprocess.run([sys.executable, "typo.py"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    ours = forked_explain("typo.py", cwd=tmp_path)
+    assert alone.returncode == 1 and ours.returncode == 2  # another error than autograd's: 2
+    assert ours.stderr == alone.stderr and "SyntaxError: '(' was never closed" in ours.stderr
+    assert 'typo.py", line 3' in ours.stderr and ours.stdout == alone.stdout == ""
+    missing = forked_explain("gone.py", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.startswith("fitlab.explain: can't run gone.py: ")
+    assert "No such file or directory" in missing.stderr
+
+
 def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     out = tmp_path / "seen.json"
     proc = forked_explain("--report", str(tmp_path / "r.json"), str(SCRIPTS / "argv_exit.py"), str(out), "3", cwd=CLI)
