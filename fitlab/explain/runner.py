@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import importlib.machinery
 import importlib.util
 import io
 import os
@@ -246,7 +247,8 @@ def script_main(path: str, argv=(), source: str | None = None, filename: str | N
     `source` (compiled as `filename`) in place of the file's own text, for an edited copy."""
     abspath = os.path.abspath(path)
     module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None)
+    module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None,
+                           __loader__=importlib.machinery.SourceFileLoader("__main__", abspath))
     if source is None:
         with tokenize.open(abspath) as f:
             source = f.read()

@@ -68,6 +68,9 @@ def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     assert seen["argv"] == [str(SCRIPTS / "argv_exit.py"), str(out), "3"]
     assert Path(seen["path0"]).resolve() == SCRIPTS.resolve()
     assert seen["name"] == "__main__" and seen["helper"] == 42
+    # Real python (the script imports no torch): the same, its loader too (inspect, pkgutil read it).
+    assert python(str(SCRIPTS / "argv_exit.py"), str(out), "3").returncode == 3
+    assert json.loads(out.read_text()) == seen and seen["loader"] == "SourceFileLoader"
 
 
 def test_inplace_error_prints_pythons_traceback_then_the_report():
