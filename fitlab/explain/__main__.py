@@ -1,9 +1,10 @@
 """python -m fitlab.explain [--report FILE.json] [--check-contents]
                            [--fix [--write] [--fix-steps N] [--fix-timeout S]] (SCRIPT | -m MODULE) [ARGS...]
 
-Runs SCRIPT (or MODULE, as `python -m` does) as `__main__`, recording in-place writes; when it
-dies of "modified by an inplace operation", prints Python's traceback, then where the tensor
-was saved, written and differentiated, and the fix. Its neighbouring errors are explained so
+Runs SCRIPT (or MODULE, as `python -m` does; a folder or zip file, its `__main__.py`) as
+`__main__`, recording in-place writes; when it dies of "modified by an inplace operation",
+prints Python's traceback, then where the tensor was saved, written and differentiated, and
+the fix. Its neighbouring errors are explained so
 too: a backward through a graph an earlier one freed ("a second time"), an in-place write to a
 leaf that requires grad or to a view of one, and one to a view autograd cannot rebase. Exit
 status: 1 when the script died of an error the tool explains, 2 of another exception (or a usage

@@ -8,7 +8,9 @@ import dataclasses
 import importlib.machinery
 import importlib.util
 import io
+import linecache
 import os
+import pkgutil
 import sys
 import tokenize
 import traceback
@@ -210,13 +212,13 @@ def report_of(exc: BaseException | None, rec: Recorder, hook=None) -> Report:
     return Report("other_error", error_line(exc), exit_code=2, traceback=tb, **_common(rec))
 
 
-def _run(code, module: types.ModuleType, argv: list, path0: str, recorder: Recorder | None) -> Report:
+def _run(code, module: types.ModuleType, argv: list, path0: str | None, recorder: Recorder | None) -> Report:
     rec = recorder if recorder is not None else Recorder()
     saved_argv, saved_path = sys.argv, list(sys.path)
     had_main, saved_main = "__main__" in sys.modules, sys.modules.get("__main__")
     hook = sys.excepthook
     sys.argv = argv
-    if not sys.flags.safe_path:  # python -P adds no folder of the script's
+    if path0 is not None:
         sys.path.insert(0, path0)
     sys.modules["__main__"] = module
     try:
@@ -242,22 +244,60 @@ def _exec(code, module: types.ModuleType, rec: Recorder) -> None:
 stacks.add_boundary(_exec.__code__)
 
 
+def first_path(folder: str) -> str | None:
+    """`folder`, which python puts first on sys.path for a script or a module, or None under
+    `python -P`, which puts none (a folder or zip file run by its `__main__.py` goes first all the
+    same)."""
+    return None if sys.flags.safe_path else folder
+
+
+def main_spec(path: str):
+    """The spec of the `__main__` module that `python path` runs when `path` is a folder or a zip
+    file (its `__main__.py`, found as runpy finds it), or None when it is a script. ImportError
+    when the folder or zip file has none."""
+    importer = pkgutil.get_importer(os.path.join(os.getcwd(), path))
+    if importer is None:
+        return None
+    spec = importer.find_spec("__main__")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"can't find '__main__' module in {path!r}")
+    return spec
+
+
+def script_file(path: str) -> str:
+    """The file whose code `python path` runs first: the script, or a folder's `__main__.py`."""
+    spec = main_spec(path)
+    return os.path.abspath(path) if spec is None else spec.origin
+
+
 def script_main(path: str, argv=(), source: str | None = None, filename: str | None = None) -> tuple:
-    """(code, module, argv, sys.path[0]) that run the script at `path` as `python path` does;
-    `source` (compiled as `filename`) in place of the file's own text, for an edited copy."""
-    abspath = os.path.abspath(path)
+    """(code, module, argv, sys.path[0] or None) that run the script at `path` as `python path`
+    does (a folder's or zip file's `__main__` module too); `source` (compiled as `filename`) in
+    place of the file's own text, for an edited copy."""
     module = types.ModuleType("__main__")
+    spec = main_spec(path)
+    if spec is not None:
+        code = (spec.loader.get_code("__main__") if source is None
+                else compile(source, filename or spec.origin, "exec"))
+        module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=spec.cached,
+                               __package__="", __spec__=spec, __loader__=spec.loader)
+        # A zip file's lines are read through its loader: the report quotes them too.
+        linecache.lazycache(spec.origin, module.__dict__)
+        return code, module, [path, *argv], os.path.join(os.getcwd(), path)
+    abspath = os.path.abspath(path)
     module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None,
                            __loader__=importlib.machinery.SourceFileLoader("__main__", abspath))
     if source is None:
         with tokenize.open(abspath) as f:
             source = f.read()
-    return compile(source, filename or abspath, "exec"), module, [path, *argv], os.path.dirname(abspath)
+    code = compile(source, filename or abspath, "exec")
+    return code, module, [path, *argv], first_path(os.path.dirname(abspath))
 
 
 def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:
-    """Run the script at `path` as `__main__` with sys.argv = [path, *argv], like `python path`,
-    recording in-place writes; return what happened (a KeyboardInterrupt is an "interrupted" Report).
+    """Run the script at `path` (or a folder's or zip file's `__main__.py`) as `__main__` with
+    sys.argv = [path, *argv], like `python path`, recording in-place writes; return what happened
+    (a KeyboardInterrupt is an "interrupted" Report).
 
     Everything global it changes is restored afterwards: sys.argv, sys.path,
     sys.modules["__main__"] and the torch modes.
@@ -281,7 +321,7 @@ def find_module(name: str):
 
 
 def module_main(name: str, argv=(), source: str | None = None, filename: str | None = None) -> tuple:
-    """(code, module, argv, sys.path[0]) that run module `name` as `python -m name` does;
+    """(code, module, argv, sys.path[0] or None) that run module `name` as `python -m name` does;
     `source` (compiled as `filename`) in place of its file's own text, for an edited copy."""
     spec = find_module(name)
     if source is None:
@@ -293,7 +333,7 @@ def module_main(name: str, argv=(), source: str | None = None, filename: str | N
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=None,
                            __package__=spec.parent, __spec__=spec, __loader__=spec.loader)
-    return code, module, [spec.origin, *argv], os.getcwd()
+    return code, module, [spec.origin, *argv], first_path(os.getcwd())
 
 
 def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -71,6 +73,53 @@ def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     # Real python (the script imports no torch): the same, its loader too (inspect, pkgutil read it).
     assert python(str(SCRIPTS / "argv_exit.py"), str(out), "3").returncode == 3
     assert json.loads(out.read_text()) == seen and seen["loader"] == "SourceFileLoader"
+
+
+def _packed(tmp_path: Path, packing: str, *files: Path) -> str:
+    """`files` as a folder app/ (the first as its __main__.py) or as a zip file app.zip of it."""
+    app = tmp_path / "app"
+    app.mkdir()
+    for i, f in enumerate(files):
+        shutil.copy(f, app / ("__main__.py" if i == 0 else f.name))
+    if packing == "folder":
+        return "app"
+    shutil.make_archive(str(tmp_path / "app"), "zip", app)
+    shutil.rmtree(app)
+    return "app.zip"
+
+
+@pytest.mark.parametrize("packing", ["folder", "zip"])
+def test_a_folder_or_zip_file_runs_its_main_as_python_runs_it(tmp_path, packing, forked_explain):
+    target = _packed(tmp_path, packing, SCRIPTS / "argv_exit.py", SCRIPTS / "sibling_helper.py")
+    out = tmp_path / "seen.json"
+    assert forked_explain(target, str(out), "3", cwd=tmp_path).returncode == 3
+    seen = json.loads(out.read_text())
+    # Real python (the script imports no torch): the same argv, sys.path[0], file, spec and loader.
+    assert python(target, str(out), "3", cwd=tmp_path).returncode == 3
+    assert json.loads(out.read_text()) == seen and seen["spec"] == "__main__" and seen["helper"] == 42
+    assert seen["argv"][0] == target and seen["file"] == str(tmp_path / target / "__main__.py")
+
+
+@pytest.mark.parametrize("packing", ["folder", "zip"])
+def test_a_folder_or_zip_files_error_is_explained_and_only_a_folder_is_fixed(tmp_path, packing, forked_explain):
+    target = _packed(tmp_path, packing, SCRIPTS / "exp_augassign.py")
+    ours = forked_explain(target, cwd=tmp_path)
+    assert ours.returncode == 1 and OURS not in ours.stderr
+    for mark, line in (("saved at", "saved-here"), ("written at", "written-here"), ("failed at", "failed-here")):
+        n = marked("exp_augassign.py", line)
+        text = (SCRIPTS / "exp_augassign.py").read_text().splitlines()[n - 1].strip()
+        # A zip file's lines too, read through its loader.
+        assert re.search(rf"{mark} +__main__\.py:{n} +{re.escape(text)}", ours.stderr), ours.stderr
+    fixed = forked_explain("--fix", target, cwd=tmp_path)
+    if packing == "folder":
+        assert "PROVED" in fixed.stderr and "+++ b/app/__main__.py" in fixed.stderr
+    else:  # nothing to edit inside a zip file: said, not a failed run
+        assert "NO EDIT" in fixed.stderr and "no source for __main__.py" in fixed.stderr
+    assert OURS not in fixed.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = forked_explain("empty", cwd=tmp_path)
+    assert refused.returncode == 2 and "can't find '__main__' module in 'empty'" in refused.stderr
 
 
 def test_inplace_error_prints_pythons_traceback_then_the_report():
@@ -226,16 +275,18 @@ def test_a_torch_below_the_range_is_refused_in_one_line(monkeypatch, capsys, ver
     assert err.count("\n") == 1 and f"({version})" in err and "torch>=2.1" in err
 
 
+@pytest.mark.parametrize("target", ["sub/paths.py", "sub"], ids=["script", "folder"])
 @pytest.mark.parametrize("safe", [False, True], ids=["plain", "python -P"])
-def test_the_script_sees_the_sys_path_python_gives_it_not_the_tools_own_folder(tmp_path, safe):
-    # A real process: the claim is what python put on sys.path for the tool as it started.
+def test_the_script_sees_the_sys_path_python_gives_it_not_the_tools_own_folder(tmp_path, safe, target):
+    # A real process: the claim is what python put on sys.path for the tool as it started
+    # (under -P, none for a script, a folder all the same).
     (tmp_path / "sub").mkdir()
-    script = tmp_path / "sub" / "paths.py"
-    script.write_text("import json, sys\nprint(json.dumps(sys.path))\n")
+    for name in ("paths.py", "__main__.py"):
+        (tmp_path / "sub" / name).write_text("import json, sys\nprint(json.dumps(sys.path))\n")
     flags = ["-P"] if safe else []
-    ours = subprocess.run([sys.executable, *flags, "-m", "fitlab.explain", "sub/paths.py"], cwd=tmp_path, env=ENV,
+    ours = subprocess.run([sys.executable, *flags, "-m", "fitlab.explain", target], cwd=tmp_path, env=ENV,
                           capture_output=True, text=True, timeout=240, check=False)
-    alone = subprocess.run([sys.executable, *flags, "sub/paths.py"], cwd=tmp_path, env=ENV,
+    alone = subprocess.run([sys.executable, *flags, target], cwd=tmp_path, env=ENV,
                            capture_output=True, text=True, timeout=240, check=False)
     assert ours.returncode == alone.returncode == 0, ours.stderr
     assert json.loads(ours.stdout) == json.loads(alone.stdout)

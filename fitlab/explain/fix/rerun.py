@@ -182,9 +182,9 @@ class Program:
             code = compile(texts.get(self.target, self.source), filename, "exec")
             module = types.ModuleType("__main__")
             module.__dict__.update(_copied(self.namespace))
-            main = (code, module, list(sys.argv), os.getcwd())
+            main = (code, module, list(sys.argv), runner.first_path(os.getcwd()))
         else:
-            path = runner.find_module(self.target).origin if self.kind == "module" else os.path.abspath(self.target)
+            path = runner.find_module(self.target).origin if self.kind == "module" else runner.script_file(self.target)
             edited = {"source": texts[path], "filename": self.copies[path]} if path in texts else {}
             make = runner.module_main if self.kind == "module" else runner.script_main
             main = make(self.target, self.args, **edited)
