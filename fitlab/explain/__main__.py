@@ -4,12 +4,11 @@
 Runs SCRIPT (or MODULE, as `python -m` does; a folder or zip file, its `__main__.py`) as
 `__main__`, recording in-place writes; when it dies of "modified by an inplace operation",
 prints Python's traceback, then where the tensor was saved, written and differentiated, and
-the fix. Its neighbouring errors are explained so
-too: a backward through a graph an earlier one freed ("a second time"), an in-place write to a
-leaf that requires grad or to a view of one, and one to a view autograd cannot rebase. Exit
-status: 1 when the script died of an error the tool explains, 2 of another exception (or a usage
-error), 130 on Ctrl-C (the process ends by SIGINT, as Python's does), else the script's own (0
-when it finished).
+the fix. Its neighbouring errors are explained so too: a backward through a graph an earlier
+one freed ("a second time"), an in-place write to a leaf that requires grad or to a view of
+one, and one to a view autograd cannot rebase. Exit status: 1 when the script died of an error
+the tool explains, 2 of another exception (or a usage error), 130 on Ctrl-C (the process ends by
+SIGINT, as Python's does), else the script's own (0 when it finished).
 
 --fix applies the fix's edit to a temporary copy of your files, reruns the copy with the same
 arguments and random state up to the failing backward and N more (--fix-steps, default 1; at
@@ -135,6 +134,14 @@ def _err():
     return err if err is not None and not getattr(err, "closed", False) else sys.__stderr__
 
 
+def _closed_pipe() -> None:
+    """After a write to a pipe whose reader went away: nothing more goes to stdout or stderr, or
+    Python would print a traceback of the unwritten rest at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+
+
 def _proved(proof, write: bool) -> str:
     """--fix's verdict and diff; with --write, the edited files written (a backup of each kept)."""
     from fitlab.explain.fix import DID_NOT_HELP, NO_EDIT, format_proof, write_files
@@ -206,11 +213,14 @@ def main(argv=None) -> int:
     text = format_report(report)
     if report.proof is not None:
         text += "\n" + _proved(report.proof, options.get("write", False))
-    if text:
-        print(text, file=_err())
     if report_path is not None:
         with open(report_path, "w", encoding="utf-8") as f:
             f.write(report.to_json())
+    if text:
+        try:
+            print(text, file=_err())
+        except BrokenPipeError:  # the reader went away (`2>&1 | head`): the status stays the script's
+            _closed_pipe()
     if report.status == "interrupted" and hasattr(signal, "SIGINT"):
         _err().flush()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -228,6 +238,9 @@ def run() -> None:
         code = main()
     except KeyboardInterrupt:  # Ctrl-C outside the script (while the report is written)
         code = 130
+    except BrokenPipeError:  # its help or usage into a closed pipe (`| head`): cut short, as python's
+        _closed_pipe()
+        code = 1
     try:
         sys.stdout.flush()
     except (ValueError, OSError, AttributeError):

@@ -138,6 +138,29 @@ def test_same_output_and_status_as_python(script):
     assert OURS not in ours.stderr
 
 
+def _closed_pipe_for(broken: str, *args: str) -> tuple[int, str]:
+    """The CLI's exit status, and what it said on the other stream, with `broken` (stdout or
+    stderr) a pipe whose reader went away (`| head`) before anything was written."""
+    read, write = os.pipe()
+    os.close(read)
+    other = "stderr" if broken == "stdout" else "stdout"
+    proc = subprocess.run([sys.executable, "-m", "fitlab.explain", *args], cwd=CLI, env=ENV, timeout=240,
+                          check=False, text=True, **{broken: write, other: subprocess.PIPE})
+    os.close(write)
+    return proc.returncode, getattr(proc, other)
+
+
+def test_its_own_words_into_a_closed_pipe_end_without_a_traceback(tmp_path):
+    # Real processes: the help into a closed stdout, the report into a closed stderr.
+    status, said = _closed_pipe_for("stdout", "--help")
+    assert status == 1 and "Traceback" not in said and "BrokenPipeError" not in said, said
+    for script, exit_code in (("exp_augassign.py", 1), ("finishes_silent.py", 0)):
+        report = tmp_path / f"{script}.json"
+        status, said = _closed_pipe_for("stderr", "--check-contents", "--report", str(report), str(SCRIPTS / script))
+        # The report's file is written all the same, and the status is the script's, not the pipe's.
+        assert status == exit_code and json.loads(report.read_text())["exit_code"] == exit_code
+
+
 @pytest.mark.parametrize("script", ["base_exception.py", "str_raises.py"])
 def test_a_base_exception_or_one_that_cannot_print_is_another_exception_exit_2(script, forked_explain,
                                                                               forked_python):
