@@ -291,7 +291,8 @@ def script_main(path: str, argv=(), source: str | None = None, filename: str | N
         with tokenize.open(abspath) as f:
             source = f.read()
     code = compile(source, filename or abspath, "exec")
-    return code, module, [path, *argv], first_path(os.path.dirname(abspath))
+    # A symlinked script's own folder: python resolves the link (its siblings import).
+    return code, module, [path, *argv], first_path(os.path.dirname(os.path.realpath(abspath)))
 
 
 def run_script(path: str, argv=(), recorder: Recorder | None = None) -> Report:

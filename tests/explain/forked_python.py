@@ -68,7 +68,7 @@ def as_python(argv: list) -> int:
     module = argv[1] if argv[0] == "-m" else None
     path = None if module else os.path.abspath(argv[0])
     sys.argv = ["-m", *argv[2:]] if module else list(argv)
-    sys.path[:] = [os.getcwd() if module else os.path.dirname(path), *pythonpath(), *SITE]
+    sys.path[:] = [os.getcwd() if module else os.path.dirname(os.path.realpath(path)), *pythonpath(), *SITE]
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     importlib.invalidate_caches()
     torch.seed()  # random generators seeded afresh, as a new interpreter's are

@@ -75,6 +75,20 @@ def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     assert json.loads(out.read_text()) == seen and seen["loader"] == "SourceFileLoader"
 
 
+def test_a_symlinked_script_imports_beside_the_file_it_links_to_as_under_python(tmp_path, forked_explain):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "other").mkdir()
+    for name in ("argv_exit.py", "sibling_helper.py"):
+        shutil.copy(SCRIPTS / name, tmp_path / "real" / name)
+    (tmp_path / "other" / "argv_exit.py").symlink_to(Path("..") / "real" / "argv_exit.py")
+    out = tmp_path / "seen.json"
+    assert forked_explain("other/argv_exit.py", str(out), "0", cwd=tmp_path).returncode == 0
+    seen = json.loads(out.read_text())
+    assert python("other/argv_exit.py", str(out), "0", cwd=tmp_path).returncode == 0
+    assert json.loads(out.read_text()) == seen and seen["helper"] == 42
+    assert seen["path0"] == str(tmp_path / "real") and seen["file"] == str(tmp_path / "other" / "argv_exit.py")
+
+
 def _packed(tmp_path: Path, packing: str, *files: Path) -> str:
     """`files` as a folder app/ (the first as its __main__.py) or as a zip file app.zip of it."""
     app = tmp_path / "app"
