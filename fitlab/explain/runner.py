@@ -274,16 +274,13 @@ def script_main(path: str, argv=(), source: str | None = None, filename: str | N
     """(code, module, argv, sys.path[0] or None) that run the script at `path` as `python path`
     does (a folder's or zip file's `__main__` module too); `source` (compiled as `filename`) in
     place of the file's own text, for an edited copy."""
-    module = types.ModuleType("__main__")
     spec = main_spec(path)
     if spec is not None:
-        code = (spec.loader.get_code("__main__") if source is None
-                else compile(source, filename or spec.origin, "exec"))
-        module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=spec.cached,
-                               __package__="", __spec__=spec, __loader__=spec.loader)
+        code, module = _spec_main(spec, source, filename)
         # A zip file's lines are read through its loader: the report quotes them too.
         linecache.lazycache(spec.origin, module.__dict__)
         return code, module, [path, *argv], os.path.join(os.getcwd(), path)
+    module = types.ModuleType("__main__")
     abspath = os.path.abspath(path)
     module.__dict__.update(__file__=abspath, __builtins__=builtins, __cached__=None,
                            __loader__=importlib.machinery.SourceFileLoader("__main__", abspath))
@@ -325,16 +322,23 @@ def module_main(name: str, argv=(), source: str | None = None, filename: str | N
     """(code, module, argv, sys.path[0] or None) that run module `name` as `python -m name` does;
     `source` (compiled as `filename`) in place of its file's own text, for an edited copy."""
     spec = find_module(name)
+    code, module = _spec_main(spec, source, filename)
+    return code, module, [spec.origin, *argv], first_path(os.getcwd())
+
+
+def _spec_main(spec, source: str | None, filename: str | None) -> tuple:
+    """(code, module) of a module found by its spec, run as `__main__` as runpy runs it (`python
+    -m`, a folder's `__main__.py`); `source` (compiled as `filename`) in place of its own text."""
     if source is None:
         code = spec.loader.get_code(spec.name)
         if code is None:
-            raise ImportError(f"No code object available for {name}")
+            raise ImportError(f"No code object available for {spec.name}")
     else:
         code = compile(source, filename or spec.origin, "exec")
     module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=None,
+    module.__dict__.update(__file__=spec.origin, __builtins__=builtins, __cached__=spec.cached,
                            __package__=spec.parent, __spec__=spec, __loader__=spec.loader)
-    return code, module, [spec.origin, *argv], first_path(os.getcwd())
+    return code, module
 
 
 def run_module(name: str, argv=(), recorder: Recorder | None = None) -> Report:

@@ -75,6 +75,17 @@ def test_argv_path_name_and_exit_code_pass_through(tmp_path, forked_explain):
     assert json.loads(out.read_text()) == seen and seen["loader"] == "SourceFileLoader"
 
 
+def test_dash_m_gives_the_module_what_python_gives_it(tmp_path, forked_explain):
+    for name in ("argv_exit.py", "sibling_helper.py"):
+        shutil.copy(SCRIPTS / name, tmp_path / name)
+    out = tmp_path / "seen.json"
+    assert forked_explain("-m", "argv_exit", str(out), "0", cwd=tmp_path).returncode == 0
+    seen = json.loads(out.read_text())
+    # Real python: the same argv, sys.path[0], file, cached file, spec, package and loader.
+    assert python("-m", "argv_exit", str(out), "0", cwd=tmp_path).returncode == 0
+    assert json.loads(out.read_text()) == seen and seen["spec"] == "argv_exit" and seen["helper"] == 42
+
+
 def test_a_symlinked_script_imports_beside_the_file_it_links_to_as_under_python(tmp_path, forked_explain):
     (tmp_path / "real").mkdir()
     (tmp_path / "other").mkdir()
